@@ -1,0 +1,168 @@
+"""Helpers every loader shares: tool-name → kind, argument → command/paths, text flattening."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+import orjson
+
+from ..model import EDIT, EXECUTE, FETCH, OTHER_KIND, READ, SEARCH, SKILL, THINK, TOOL, Event
+
+OUTPUT_CLIP = 20_000  # characters of a tool result kept per event (both ends); enough for every check
+
+_KIND_BY_TOOL = {
+    # execute
+    "bash": EXECUTE, "shell": EXECUTE, "exec_command": EXECUTE, "execute_bash": EXECUTE, "run": EXECUTE,
+    "terminal": EXECUTE, "execute": EXECUTE, "run_command": EXECUTE, "local_shell": EXECUTE,
+    "bashoutput": EXECUTE, "killshell": EXECUTE, "container.exec": EXECUTE, "python": EXECUTE,
+    "ipython": EXECUTE, "execute_ipython_cell": EXECUTE, "cmdrunaction": EXECUTE,
+    # read
+    "read": READ, "read_file": READ, "view": READ, "cat": READ, "open": READ, "view_file": READ,
+    "fileread": READ, "notebookread": READ, "read_many_files": READ,
+    # edit
+    "write": EDIT, "edit": EDIT, "multiedit": EDIT, "notebookedit": EDIT, "str_replace_editor": EDIT,
+    "str_replace_based_edit_tool": EDIT, "apply_patch": EDIT, "create": EDIT, "write_file": EDIT,
+    "edit_file": EDIT, "replace": EDIT, "insert": EDIT, "str_replace": EDIT, "fileedit": EDIT,
+    "filewrite": EDIT, "patch": EDIT,
+    # search
+    "grep": SEARCH, "glob": SEARCH, "ls": SEARCH, "search": SEARCH, "find_file": SEARCH,
+    "search_file": SEARCH, "search_dir": SEARCH, "list_directory": SEARCH, "list_files": SEARCH,
+    "codebase_search": SEARCH, "toolsearch": SEARCH, "find": SEARCH,
+    # fetch
+    "webfetch": FETCH, "websearch": FETCH, "web_search": FETCH, "fetch": FETCH, "web_fetch": FETCH,
+    "browser": FETCH, "google_web_search": FETCH,
+    # think / plan / delegate
+    "task": THINK, "agent": THINK, "todowrite": THINK, "think": THINK, "update_plan": THINK,
+    "exitplanmode": THINK, "enterplanmode": THINK, "todoread": THINK, "taskoutput": THINK,
+    # skill
+    "skill": SKILL, "invoke_skill": SKILL, "activate_skill": SKILL,
+}
+
+_CMD_KEYS = ("command", "cmd", "script", "code", "commands", "input")
+_PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "target_file", "file", "absolute_path", "dir_path")
+
+
+def kind_for_tool(name: str) -> str:
+    n = (name or "").strip().lower().replace("-", "_")
+    if n in _KIND_BY_TOOL:
+        return _KIND_BY_TOOL[n]
+    if n.startswith("mcp__"):
+        return OTHER_KIND
+    for prefix, kind in (("read", READ), ("write", EDIT), ("edit", EDIT), ("search", SEARCH),
+                         ("bash", EXECUTE), ("exec", EXECUTE), ("web", FETCH)):
+        if n.startswith(prefix):
+            return kind
+    return OTHER_KIND
+
+
+def dumps(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return str(value)
+
+
+def clip(text: str, limit: int = OUTPUT_CLIP) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return text[:half] + f"\n[... {len(text) - limit} characters clipped ...]\n" + text[-half:]
+
+
+def flatten_text(content: Any) -> str:
+    """Text of a message content: a string, or a list of blocks with text/content fields."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(t for t in (flatten_text(c) for c in content) if t)
+    if isinstance(content, dict):
+        for key in ("text", "content", "output", "thinking", "result"):
+            if key in content and content[key] is not None:
+                return flatten_text(content[key])
+        return ""
+    return str(content)
+
+
+def command_from_args(args: Any) -> str:
+    if isinstance(args, str):
+        return ""
+    if not isinstance(args, dict):
+        return ""
+    for key in _CMD_KEYS:
+        val = args.get(key)
+        if isinstance(val, str) and val:
+            return val
+        if isinstance(val, list) and val and all(isinstance(v, str) for v in val):
+            # ["bash", "-lc", "cmd"] → the script itself; otherwise a shell-quoted join
+            if len(val) >= 3 and val[0].endswith(("bash", "sh", "zsh")) and val[1] in ("-lc", "-c"):
+                return val[2]
+            return shlex.join(val)
+    return ""
+
+
+def paths_from_args(args: Any) -> tuple[str, ...]:
+    if not isinstance(args, dict):
+        return ()
+    out = []
+    for key in _PATH_KEYS:
+        val = args.get(key)
+        if isinstance(val, str) and val and len(val) < 4096:
+            out.append(val)
+    edits = args.get("edits")
+    if isinstance(edits, list):
+        for e in edits:
+            if isinstance(e, dict):
+                for key in _PATH_KEYS:
+                    val = e.get(key)
+                    if isinstance(val, str) and val:
+                        out.append(val)
+    return tuple(dict.fromkeys(out))
+
+
+def tool_event(
+    index: int,
+    name: str,
+    args: Any,
+    *,
+    output: Any = "",
+    status: str = "unknown",
+    kind: str | None = None,
+    title: str | None = None,
+    raw: str = "",
+    sidechain: bool = False,
+) -> Event:
+    """Build a tool-call event from a tool name and its arguments (dict, or a JSON string)."""
+    if isinstance(args, str):
+        try:
+            decoded = orjson.loads(args)
+            args = decoded if isinstance(decoded, dict) else args
+        except orjson.JSONDecodeError:
+            pass
+    command = command_from_args(args)
+    k = kind or kind_for_tool(name)
+    if isinstance(args, dict) and k == EDIT and name.lower() == "str_replace_editor":
+        sub = str(args.get("command", ""))
+        command = ""
+        if sub == "view":
+            k = READ
+    elif k != EXECUTE and command and k not in (OTHER_KIND,):
+        command = command if k == EXECUTE else ""
+    return Event(
+        index=index,
+        type=TOOL,
+        kind=k,
+        tool=name or "",
+        title=title if title is not None else (name or ""),
+        command=command,
+        paths=paths_from_args(args),
+        args=dumps(args) if args not in (None, "", {}) else "",
+        output=clip(flatten_text(output) if not isinstance(output, str) else output),
+        status=status,
+        raw=raw,
+        sidechain=sidechain,
+    )

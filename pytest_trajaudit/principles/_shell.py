@@ -1,0 +1,94 @@
+"""Shell-command heuristics shared by the principles: what a command writes, whether it only reads."""
+
+from __future__ import annotations
+
+import re
+
+from ..model import EDIT, EXECUTE, READ, SEARCH, Event
+
+# redirect targets: `> f`, `>> f`, `tee [-a] f`, `cp/mv/install SRC DST`, `ln -s SRC DST`, `sed -i ... f`,
+# `touch f`, heredoc `cat > f <<EOF`. Heuristic by design: documented in the README.
+_REDIRECT = re.compile(r"(?<![0-9&<>])>{1,2}\|?\s*([^\s;&|<>()]+)")
+_TEE = re.compile(r"\btee\s+(?:-a\s+|--append\s+)?([^\s;&|<>()]+)")
+_CPMV = re.compile(r"\b(?:cp|mv|install|rsync)\s+(?:-[\w-]+\s+)*(?:[^\s;&|]+\s+)+([^\s;&|<>()]+)")
+_LN = re.compile(r"\bln\s+(?:-[\w-]+\s+)*[^\s;&|]+\s+([^\s;&|<>()]+)")
+_SED_I = re.compile(r"\bsed\s+(?:-[^i\s]*\s+)*-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([^\s;&|<>()]+)")
+_TOUCH = re.compile(r"\b(?:touch|mkdir(?:\s+-p)?)\s+([^\s;&|<>()]+)")
+_PY_OPEN_W = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wax]")
+_WRITE_TEXT = re.compile(r"Path\(\s*['\"]([^'\"]+)['\"]\s*\)\.write_(?:text|bytes)")
+
+_READ_CMDS = {"cat", "head", "tail", "less", "more", "wc", "ls", "grep", "rg", "find", "file", "stat", "xxd",
+              "od", "hexdump", "jq", "tree", "du", "strings", "nl", "sort", "uniq", "cut", "diff", "awk", "sed",
+              "git", "pwd", "echo", "which", "type", "readlink", "realpath", "md5sum", "sha256sum", "column"}
+_SOLVER = re.compile(
+    r"(?:^|[;&|]\s*|\s)(?:python[\d.]*|node|bash|sh|ruby|perl|Rscript|julia|java|go\s+run|cargo\s+(?:run|build|test)"
+    r"|make|gcc|g\+\+|clang|pytest|npm\s+(?:run|test)|\./\S+)(?:\s|$)"
+)
+
+
+def write_targets(command: str) -> list[str]:
+    """Paths a shell command (probably) writes. ``/dev/null`` and fd redirects are ignored."""
+    if not command:
+        return []
+    out: list[str] = []
+    for rx in (_REDIRECT, _TEE, _CPMV, _LN, _SED_I, _TOUCH, _PY_OPEN_W, _WRITE_TEXT):
+        for m in rx.finditer(command):
+            t = m.group(1).strip("'\"")
+            if t and not t.startswith(("/dev/", "&")) and t not in ("-", "EOF"):
+                out.append(t)
+    return list(dict.fromkeys(out))
+
+
+def first_word(command: str) -> str:
+    s = command.strip()
+    for prefix in ("sudo ", "cd "):
+        if s.startswith(prefix) and prefix == "sudo ":
+            s = s[len(prefix):]
+    if s.startswith("cd ") and "&&" in s:
+        s = s.split("&&", 1)[1].strip()
+    return s.split(None, 1)[0].rsplit("/", 1)[-1] if s else ""
+
+
+def is_read_like(e: Event) -> bool:
+    """A data-sampling step: a read/search tool, or a shell command that only looks at things."""
+    if e.kind in (READ, SEARCH):
+        return True
+    if e.kind == EXECUTE and e.command:
+        return first_word(e.command) in _READ_CMDS and not write_targets(e.command) and not runs_solver(e)
+    return False
+
+
+def runs_solver(e: Event) -> bool:
+    return e.kind == EXECUTE and bool(_SOLVER.search(e.command or ""))
+
+
+def is_code_write(e: Event) -> bool:
+    """An edit tool call, or a shell command that writes a file."""
+    if e.kind == EDIT:
+        return True
+    return e.kind == EXECUTE and bool(write_targets(e.command))
+
+
+def is_full_write(e: Event) -> bool:
+    """A whole-file write ("Write" tool, create), as counted by P8's analyzer rewrites."""
+    if e.kind != EDIT:
+        return False
+    name = (e.tool or e.title).lower()
+    if name.startswith(("write", "create", "filewrite")):
+        return True
+    return name == "str_replace_editor" and '"create"' in e.args
+
+
+def written_paths(e: Event) -> list[str]:
+    if e.kind == EDIT:
+        return list(e.paths)
+    if e.kind == EXECUTE:
+        return write_targets(e.command)
+    return []
+
+
+def failed_by_output(e: Event) -> bool:
+    """Status ok by the harness but the output says the read failed."""
+    out = e.output[:2000]
+    return any(s in out for s in ("No such file or directory", "Permission denied", "cannot access",
+                                   "<tool_use_error>", "does not exist", "Is a directory", "cannot open"))
