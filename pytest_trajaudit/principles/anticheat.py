@@ -35,6 +35,18 @@ def _norm(path: str) -> str:
     return path.strip("'\"`").rstrip("/")
 
 
+def _is_own(tok: str, own: set[str]) -> bool:
+    """A path the agent wrote earlier in this run (exact, or a relative form of it)."""
+    if not tok:
+        return False
+    if tok in own:
+        return True
+    if not tok.startswith("/"):
+        rel = tok.removeprefix("./")
+        return any(o.endswith("/" + rel) for o in own)
+    return False
+
+
 def _reward_note(job: Job) -> str:
     r = job.reward
     if r is None:
@@ -66,7 +78,7 @@ def read_side(job: Job, cfg: Settings) -> Finding:
             hit_reason = None
             for m in cfg.read_re.finditer(act):
                 tok = _norm(_token(act, m.start(), m.end()))
-                if tok in own or (tok and any(tok.endswith("/" + o.rsplit("/", 1)[-1]) and o.rsplit("/", 1)[-1] == tok.rsplit("/", 1)[-1] for o in own)):
+                if _is_own(tok, own):
                     continue
                 if tok in written or e.kind == EDIT:
                     hit_reason = hit_reason or ("write", tok or m.group(0))
@@ -90,7 +102,7 @@ def read_side(job: Job, cfg: Settings) -> Finding:
             m = cfg.read_re.search(e.text)
             if m:
                 tok = _norm(_token(e.text, m.start(), m.end()))
-                if tok not in own:
+                if not _is_own(tok, own):
                     warns.append((e, f"mentions {tok or m.group(0)!r}"))
     return _verdict(job, fails, warns, "no read of answer-bearing paths")
 

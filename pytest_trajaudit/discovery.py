@@ -1,0 +1,124 @@
+"""Find job directories without reading trajectories (``lstat`` only) and never following symlinks.
+
+A directory is a *job* when it is:
+- a BenchFlow rollout: ``trajectory/acp_trajectory.jsonl`` is there;
+- a Harbor trial: ``result.json`` is there and no subdirectory holds a ``result.json`` of its own (a Harbor job
+  folder — ``result.json`` with ``n_total_trials`` — always has its trials below it, so it is a container);
+- a Harbor attempt: a directory under ``attempts/`` (``attempts/NNN/``) with any trajectory file;
+- an agent-only dir: ``agent/`` and ``verifier/`` without ``result.json``.
+Anything else is a container we walk into. A job's own subfolders are never searched for more jobs.
+A bare trajectory file given directly is a job of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", ".tox", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+ANCHOR_CANDIDATES = (
+    "result.json",
+    "trajectory/acp_trajectory.jsonl",
+    "agent/trajectory.json",
+    "agent/claude-code.txt",
+    "agent/acp_trajectory.jsonl",
+    "trajectory.json",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class JobRef:
+    dir: Path
+    anchor: Path  # the file the pytest node is anchored on
+    layout: str  # harbor-trial | benchflow-rollout | attempt | agent-dir | bare-file
+
+
+def _lstat(p: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(p)
+    except OSError:
+        return None
+
+
+def _is_file(p: Path) -> bool:
+    st = _lstat(p)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def _is_dir(p: Path) -> bool:
+    st = _lstat(p)
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+def _exists_nofollow(p: Path) -> bool:
+    return _lstat(p) is not None
+
+
+def subdirs(path: Path) -> list[Path]:
+    """Real (non-symlink) subdirectories, sorted by name, skipping VCS/tool caches."""
+    out = []
+    try:
+        with os.scandir(path) as it:
+            for entry in it:
+                try:
+                    if entry.is_dir(follow_symlinks=False) and entry.name not in SKIP_DIRS:
+                        out.append(Path(entry.path))
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    return sorted(out, key=lambda p: p.name)
+
+
+def classify(path: Path) -> JobRef | None:
+    """Return a JobRef when ``path`` (a real directory) is a job, else None (a container or nothing)."""
+    if _exists_nofollow(path / "trajectory" / "acp_trajectory.jsonl") and not _has_child_results(path):
+        anchor = path / "result.json" if _exists_nofollow(path / "result.json") else path / "trajectory" / "acp_trajectory.jsonl"
+        return JobRef(path, anchor, "benchflow-rollout")
+    if _exists_nofollow(path / "result.json"):
+        if _has_child_results(path) or _is_dir(path / "attempts"):
+            return None
+        return JobRef(path, path / "result.json", "harbor-trial")
+    if path.parent.name == "attempts":
+        for rel in ANCHOR_CANDIDATES[1:]:
+            if _exists_nofollow(path / rel):
+                return JobRef(path, path / rel, "attempt")
+    if _is_dir(path / "agent") and _is_dir(path / "verifier"):
+        for rel in ANCHOR_CANDIDATES[1:]:
+            if _exists_nofollow(path / rel):
+                return JobRef(path, path / rel, "agent-dir")
+    return None
+
+
+def _has_child_results(path: Path) -> bool:
+    for d in subdirs(path):
+        if d.name in ("agent", "verifier", "trajectory", "trainer", "artifacts", "logs"):
+            continue
+        if _exists_nofollow(d / "result.json") or _exists_nofollow(d / "trajectory" / "acp_trajectory.jsonl"):
+            return True
+    return False
+
+
+def bare_file(path: Path) -> JobRef:
+    return JobRef(path.parent, path, "bare-file")
+
+
+def find_jobs(root: Path) -> list[JobRef]:
+    """Every job under ``root`` (for scripts and the CLI; the plugin walks lazily through its nodes)."""
+    st = _lstat(root)
+    if st is None or stat.S_ISLNK(st.st_mode):
+        return []
+    if stat.S_ISREG(st.st_mode):
+        return [bare_file(root)]
+    out: list[JobRef] = []
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        ref = classify(d)
+        if ref is not None:
+            out.append(ref)
+            continue
+        stack.extend(reversed(subdirs(d)))
+    return out

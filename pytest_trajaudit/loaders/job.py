@@ -1,0 +1,230 @@
+"""Load one job: result.json, verifier files, prompts.json and the richest trajectory, into a :class:`Job`.
+
+Read once, at the first item's setup, on the worker that runs the job. Every file goes through
+:mod:`safeio` (regular files only, no symlinks, size limits). A file that exists but cannot be read or
+parsed is unusable input; a missing optional file is simply absent.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from ..discovery import JobRef
+from ..model import Job, UnusableInput, Verifier
+from ..safeio import Budget, decode_text, file_kind, load_json_object, parse_text, read_bytes
+from ..settings import Settings
+from .sniff import load_trajectory
+
+# Trajectory files by preference: the richest first (tool status and full results beat summaries).
+TRAJECTORY_CANDIDATES = (
+    "trajectory/acp_trajectory.jsonl",  # BenchFlow's canonical ACP stream (the seed's own input)
+    "agent/acp_trajectory.jsonl",
+    "agent/claude-code.txt",  # Claude stream-json: tool results with is_error, final result line
+    "agent/trajectory.json",  # Harbor ATIF (or another JSON trajectory)
+    "trainer/atif.json",
+    "agent/mini-swe-agent.trajectory.json",
+    "trajectory.json",
+)
+GLOB_CANDIDATES = ("agent/*.traj.json", "*.traj.json", "agent/sessions/projects/*/*.jsonl", "agent/*.jsonl")
+
+_NOSKILL = re.compile(r"(?:^|[-_/])(?:no[-_]?skills?|without[-_]skills?|tasks-no-skills|control)(?:$|[-_/])", re.I)
+_SKILL = re.compile(r"(?:^|[-_/])(?:with[-_]?skills?|skills|treatment)(?:$|[-_/])", re.I)
+
+
+def _get(d: Any, *path: str) -> Any:
+    for k in path:
+        if not isinstance(d, dict):
+            return None
+        d = d.get(k)
+    return d
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, int | float):
+        return float(v)
+    return None
+
+
+def _apply_result(job: Job, r: dict[str, Any]) -> None:
+    job.task = str(r.get("task_name") or job.task or "")
+    job.trial = str(r.get("trial_name") or r.get("rollout_name") or job.trial or "")
+    agent = _get(r, "config", "agent", "name") or _get(r, "agent_info", "name") or r.get("agent")
+    if isinstance(agent, dict):
+        agent = agent.get("name")
+    job.agent = str(agent or "")
+    model = (_get(r, "config", "agent", "model_name") or _get(r, "agent_info", "model_info", "name") or r.get("model"))
+    job.model = str(model or "")
+    reward = _num(_get(r, "verifier_result", "rewards", "reward"))
+    if reward is None:
+        reward = _num(_get(r, "rewards", "reward"))
+    if reward is None:
+        reward = _num(r.get("reward"))
+    if reward is not None:
+        job.verifier.rewards["result.json"] = reward
+    n = _get(r, "agent_result", "n_tool_calls")
+    if n is None:
+        n = r.get("n_tool_calls")
+    job.n_tool_calls_reported = int(n) if isinstance(n, int) and not isinstance(n, bool) else None
+    exc = r.get("exception_info") or r.get("error")
+    if exc:
+        if isinstance(exc, dict):
+            exc = f"{exc.get('exception_type', '')}: {exc.get('exception_message', '')}".strip(": ")
+        job.exception = str(exc)[:500]
+    src = r.get("source")
+    mode = r.get("skill_mode")
+    if isinstance(mode, str):
+        job.condition = "no-skills" if _NOSKILL.search(mode) or mode.startswith("no") else "with-skills"
+    elif isinstance(src, str):
+        job.condition = "no-skills" if "no-skills" in src else "with-skills" if src == "tasks" else None
+    job.result = {k: r[k] for k in ("task_name", "trial_name", "rollout_name", "source", "skill_mode", "task_checksum")
+                  if k in r and isinstance(r[k], str | int | float | type(None))}
+
+
+def _condition_from_path(ref: JobRef) -> str | None:
+    s = str(ref.dir)
+    if _NOSKILL.search(s):
+        return "no-skills"
+    if _SKILL.search(s):
+        return "with-skills"
+    return None
+
+
+def _optional(job: Job, base: Path, rel: str) -> str | None:
+    kind = file_kind(base, rel)
+    if kind == "missing":
+        return None
+    if kind == "dir":
+        raise UnusableInput(base / rel, "is a directory, expected a file")
+    if kind == "symlink":
+        raise UnusableInput(base / rel, "is a symlink (symlinks are never followed)")
+    if kind == "special":
+        raise UnusableInput(base / rel, "not a regular file (FIFOs, devices and directories are never read)")
+    job.files_read.append(rel)
+    return rel
+
+
+def _pick_trajectory(ref: JobRef, base: Path) -> tuple[str | None, list[str]]:
+    if ref.layout == "bare-file":
+        return ref.anchor.name, [ref.anchor.name]
+    seen: list[str] = []
+    for rel in TRAJECTORY_CANDIDATES:
+        kind = file_kind(base, rel)
+        if kind != "missing":
+            seen.append(rel)
+    for pattern in GLOB_CANDIDATES:
+        for p in sorted(base.glob(pattern)):
+            rel = str(p.relative_to(base))
+            if rel not in seen and file_kind(base, rel) != "missing":
+                seen.append(rel)
+    for rel in seen:
+        kind = file_kind(base, rel)
+        if kind == "symlink":
+            raise UnusableInput(base / rel, "is a symlink (symlinks are never followed)")
+        if kind != "file":
+            continue
+        try:
+            if (base / rel).stat(follow_symlinks=False).st_size == 0 and rel != seen[-1]:
+                continue  # an empty file next to a real one (errored BenchFlow trials leave 0-byte ACP files)
+        except OSError:
+            continue
+        return rel, seen
+    return None, seen
+
+
+def load_job(ref: JobRef, cfg: Settings) -> Job:
+    base = ref.dir
+    budget = Budget(cfg.max_file_bytes, cfg.max_job_bytes)
+    job = Job(dir=ref.dir, anchor=ref.anchor, layout=ref.layout)
+    job.trial = ref.dir.name if ref.layout != "bare-file" else ref.anchor.name
+    if "__" in job.trial:
+        job.task = job.trial.rsplit("__", 1)[0]
+    if ref.layout != "bare-file" and _optional(job, base, "result.json"):
+        _apply_result(job, load_json_object(base, "result.json", budget))
+    if job.condition is None:
+        job.condition = _condition_from_path(ref)
+    if ref.layout != "bare-file":
+        _load_verifier(job, base, budget)
+        if _optional(job, base, "prompts.json"):
+            job.instruction = _prompt_text(load_json_any(base, "prompts.json", budget))
+    rel, seen = _pick_trajectory(ref, base)
+    job.trajectory_candidates = seen
+    if rel is None:
+        looked = ", ".join(TRAJECTORY_CANDIDATES[:4]) + ", ..."
+        raise UnusableInput(base, f"no trajectory found (looked for {looked})")
+    data = read_bytes(base, rel, budget)
+    path = base / rel
+    job.files_read.append(rel)
+    job.trajectory = load_trajectory(parse_text(decode_text(data, path), path), path)
+    meta = job.trajectory.meta
+    job.model = job.model or str(meta.get("model") or "")
+    job.agent = job.agent or str(meta.get("agent") or "")
+    if job.condition is None and isinstance(meta.get("skills"), list):
+        job.condition = "with-skills" if meta["skills"] else None
+    job.is_oracle = job.agent.lower() == "oracle" or ref.dir.name.lower().startswith("oracle")
+    job.config = _config_name(job)
+    if not job.instruction:
+        job.instruction = next((e.text for e in job.trajectory.events if e.type == "user_message" and e.text), "")
+    return job
+
+
+def load_json_any(base: Path, rel: str, budget: Budget) -> Any:
+    path = base / rel
+    parsed = parse_text(decode_text(read_bytes(base, rel, budget), path), path)
+    if parsed.kind == "text":
+        raise UnusableInput(path, "expected JSON")
+    return parsed.value
+
+
+def _prompt_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n\n".join(_prompt_text(v) for v in value if v)
+    if isinstance(value, dict):
+        for k in ("instruction", "prompt", "text", "content", "prompts"):
+            if k in value:
+                return _prompt_text(value[k])
+    return ""
+
+
+def _load_verifier(job: Job, base: Path, budget: Budget) -> None:
+    v: Verifier = job.verifier
+    if _optional(job, base, "verifier/reward.txt"):
+        text = decode_text(read_bytes(base, "verifier/reward.txt", budget), base / "verifier/reward.txt").strip()
+        try:
+            v.rewards["reward.txt"] = float(text.split()[0])
+        except (ValueError, IndexError):
+            v.rewards["reward.txt"] = None
+    if _optional(job, base, "verifier/ctrf.json"):
+        ctrf = load_json_object(base, "verifier/ctrf.json", budget)
+        summary = _get(ctrf, "results", "summary")
+        if isinstance(summary, dict):
+            v.ctrf_summary = {k: summary[k] for k in ("tests", "passed", "failed", "skipped", "pending", "other")
+                              if isinstance(summary.get(k), int)}
+        tests = _get(ctrf, "results", "tests")
+        if isinstance(tests, list):
+            for t in tests:
+                if isinstance(t, dict) and t.get("status") == "failed":
+                    v.ctrf_failures.append({"name": str(t.get("name", ""))[:200],
+                                            "message": str(t.get("message") or t.get("trace") or "")[:1000]})
+    if _optional(job, base, "verifier/test-stdout.txt"):
+        data = read_bytes(base, "verifier/test-stdout.txt", budget)
+        v.stdout_tail = data[-4000:].decode("utf-8", "replace")
+    for source in ("result.json", "reward.txt"):
+        if v.rewards.get(source) is not None:
+            v.reward, v.reward_source = v.rewards[source], source
+            break
+
+
+def _config_name(job: Job) -> str:
+    agent = job.agent or "agent"
+    agent = agent.rsplit("/", 1)[-1].lstrip("@")
+    if job.condition == "with-skills":
+        return f"{agent}-skills"
+    if job.condition == "no-skills":
+        return f"{agent}-noskills"
+    return agent

@@ -1,0 +1,270 @@
+"""General family: the job-only principles of audit-general.md (P4, P6, P7, P8, P10, P14, P15)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..model import AGENT, EDIT, EXECUTE, THOUGHT, TOOL, USER, Event, Finding, Job
+from ..redact import quote, redact
+from ..settings import Settings
+from . import principle
+from ._shell import is_code_write, is_full_write, is_read_like, runs_solver, write_targets, written_paths
+
+VERBATIM_LIMIT = 20_000  # characters of verbatim_final kept in reports
+
+
+def _tools(job: Job) -> list[Event]:
+    assert job.trajectory is not None
+    return [e for e in job.trajectory.events if e.type == TOOL]
+
+
+@principle("P4", "agentic floor", tier="C0", family="general", key="agentic_floor")
+def agentic_floor(job: Job, cfg: Settings) -> Finding:
+    """Passing runs that barely touch the environment are suspect (judgment, seed reference points).
+    Judged on passing runs (reward 1.0) only: 0–2 tool calls → FAIL (verdict below: flag the task as
+    agentic-suspect, or a solve from the instruction alone); 3–4 calls, or ≥5 without any read of inputs →
+    WARN (borderline); ≥5 calls with a read → PASS (above). N/A without a reward or on failed runs."""
+    tools = _tools(job)
+    n = len(tools)
+    reads = sum(1 for e in tools if is_read_like(e))
+    titles = Counter(e.title or e.tool for e in tools)
+    shape = ", ".join(f"{t}×{c}" for t, c in titles.most_common(6)) or "no tool calls"
+    if n >= 5 and reads:
+        verdict = "above"
+    elif n <= 2:
+        verdict = "below"
+    else:
+        verdict = "borderline"
+    data = {"n_tool_calls": n, "verdict": verdict, "evidence": f"{n} tool calls ({shape}); {reads} reads of inputs"}
+    if job.reward is None:
+        return Finding.na("no reward recorded: the floor is judged on passing runs", data)
+    if job.reward < 1.0:
+        return Finding.na(f"reward is {job.reward:g}: the floor is judged on passing runs only", data)
+    if verdict == "below":
+        why = "0 tool calls and reward 1.0 (only legitimate for the oracle)" if n == 0 else \
+            f"{n} tool call(s) and reward 1.0: probably solvable without the environment (task agentic-suspect)"
+        return Finding.fail(f"{why}; {shape}", data, [e.index for e in tools])
+    if verdict == "borderline":
+        why = f"{n} tool calls" + ("" if reads else ", none of them reads input data")
+        return Finding.warn(f"borderline agentic floor: {why} ({shape})", data)
+    return Finding.ok(data["evidence"], data)
+
+
+@principle("P6", "memorization signal", tier="C0", family="general", key="memorization_signal")
+def memorization(job: Job, cfg: Settings) -> Finding:
+    """The agent recognizes a textbook problem and skips exploration. WARN (never FAIL) when the first
+    reasoning names a published algorithm or paper AND no data was sampled before the first code write;
+    PASS otherwise. N/A when the trajectory holds no agent reasoning and no tool calls."""
+    events = job.trajectory.events
+    first_reasoning = next((e for e in events if e.type in (THOUGHT, AGENT) and e.text.strip() and not e.sidechain), None)
+    tools = [e for e in events if e.type == TOOL and not e.sidechain]
+    if first_reasoning is None and not tools:
+        return Finding.na("no agent reasoning or tool calls to judge")
+    named = cfg.paper_re.search(first_reasoning.text) if first_reasoning else None
+    sampled = 0
+    first_write = None
+    for e in tools:
+        if is_code_write(e):
+            first_write = e
+            break
+        if is_read_like(e):
+            sampled += 1
+    data = {"names_published_work": bool(named), "reads_before_first_write": sampled,
+            "first_write_event": first_write.index if first_write else None}
+    if named and first_write is not None and sampled == 0:
+        ev = f"{first_reasoning.label()} names published work ({quote(named.group(0), 60)}): " \
+             f"{quote(first_reasoning.text)}; no data sampled before {first_write.label()}"
+        data.update(status="WARN", evidence=ev)
+        return Finding.warn(ev, data, [first_reasoning.index, first_write.index])
+    ev = (f"{sampled} data-sampling call(s) before the first code write" if first_write is not None
+          else "no code write") + ("; first reasoning names published work" if named else "")
+    data.update(status="PASS", evidence=ev)
+    return Finding.ok(ev, data)
+
+
+@principle("P7", "tool-call breakdown", tier="C0", family="general", key="tool_breakdown")
+def tool_breakdown(job: Job, cfg: Settings) -> Finding:
+    """Kind × title breakdown of the tool calls: {total, by_kind, by_title}. PASS with the breakdown;
+    WARN when the total disagrees with result.json's n_tool_calls."""
+    tools = _tools(job)
+    by_kind = Counter(e.kind or "other" for e in tools)
+    by_title = Counter(e.title or e.tool or "?" for e in tools)
+    data = {"total": len(tools), "by_kind": dict(by_kind.most_common()), "by_title": dict(by_title.most_common())}
+    reported = job.n_tool_calls_reported
+    if reported is not None:
+        data["n_tool_calls_reported"] = reported
+    main = sum(1 for e in tools if not e.sidechain)
+    if reported is not None and reported not in (len(tools), main):
+        return Finding.warn(f"trajectory has {len(tools)} tool calls but result.json says n_tool_calls={reported}", data)
+    kinds = ", ".join(f"{k} {v}" for k, v in by_kind.most_common())
+    return Finding.ok(f"{len(tools)} tool calls ({kinds or 'none'})", data)
+
+
+@principle("P8", "struggle vs wrong answer", tier="C0", family="general", key="struggle")
+def struggle(job: Job, cfg: Settings) -> Finding:
+    """Four counters: repeated commands (consecutive execute calls whose first 80 characters equal the
+    previous one's, ≥2), analyzer rewrites (whole-file writes to one path beyond the first, ≥2), mid-run
+    reversals ('actually', 'let me redo', 'wait,', "that approach won't work" in an agent message after the
+    first solve attempt, ≥1) and the exploration loop (reads before the first edit or solver run, ≥6).
+    Any counter at threshold → WARN (struggle, quoting the trigger); otherwise PASS (verdict wrong_answer,
+    the seed's name for "no struggle signal")."""
+    events = job.trajectory.events
+    if not any(e.type in (TOOL, AGENT) for e in events):
+        return Finding.na("no tool calls or agent messages to count")
+    retries = 0
+    prev = None
+    writes: Counter[str] = Counter()
+    first_solve = None
+    exploration = 0
+    triggers: list[tuple[Event, str]] = []
+    reversals = 0
+    for e in events:
+        if e.type == TOOL:
+            if e.kind == EXECUTE and e.command:
+                head = e.command.strip()[: cfg.repeat_prefix]
+                if head == prev:
+                    retries += 1
+                    if retries == cfg.retries_threshold:
+                        triggers.append((e, f"repeated command ×{retries + 1}"))
+                prev = head
+            if is_full_write(e) or (e.kind == EXECUTE and "<<" in e.command and write_targets(e.command)):
+                for p in written_paths(e)[:1]:
+                    writes[p] += 1
+                    if writes[p] - 1 == cfg.rewrites_threshold:
+                        triggers.append((e, f"rewrite #{writes[p] - 1} of {p}"))
+            if first_solve is None:
+                if e.kind == EDIT or runs_solver(e) or is_code_write(e):
+                    first_solve = e
+                elif is_read_like(e):
+                    exploration += 1
+        elif e.type == AGENT and first_solve is not None and e.text:
+            m = cfg.reversal_re.search(e.text)
+            if m:
+                reversals += 1
+                if reversals == cfg.reversals_threshold:
+                    triggers.append((e, f"reversal {m.group(0)!r}"))
+    rewrites = max((c - 1 for c in writes.values()), default=0)
+    if exploration >= cfg.exploration_threshold:
+        triggers.append((first_solve or events[-1], f"{exploration} reads before the first solve attempt"))
+    verdict = "struggle" if triggers else "wrong_answer"
+    data = {"retries": retries, "rewrites": rewrites, "reversals": reversals, "exploration_loop": exploration,
+            "verdict": verdict}
+    if triggers:
+        e, why = triggers[0]
+        data["evidence"] = "; ".join(f"{x.label()}: {w}" for x, w in triggers[:5])
+        return Finding.warn(f"struggle: {data['evidence']} — {quote(e.action_text() or e.text, 120)}",
+                            data, [x.index for x, _ in triggers])
+    data["evidence"] = "all counters below threshold"
+    return Finding.ok(f"no struggle signal (retries {retries}, rewrites {rewrites}, reversals {reversals}, "
+                      f"exploration {exploration})", data)
+
+
+def verbatim_final(job: Job) -> tuple[Event | None, str]:
+    """P10 search order over the main thread: last agent_message, last agent_thought, last execute + stdout."""
+    events = [e for e in job.trajectory.events if not e.sidechain]
+    for etype in (AGENT, THOUGHT):
+        for e in reversed(events):
+            if e.type == etype and e.text.strip():
+                return e, e.text
+    for e in reversed(events):
+        if e.type == TOOL and e.kind == EXECUTE:
+            return e, f"$ {e.command}\n{e.output}".strip()
+    return None, ""
+
+
+@principle("P10", "verbatim agent self-statement", tier="C0", family="general", key="verbatim_final")
+def verbatim(job: Job, cfg: Settings) -> Finding:
+    """The agent's last non-empty self-statement, verbatim (secrets redacted): the last agent_message, else
+    the last agent_thought, else the last execute call with its stdout. PASS with the quote; N/A when none."""
+    e, text = verbatim_final(job)
+    if e is None:
+        return Finding.na("no agent message, thought or execute call in the trajectory")
+    text = redact(text)
+    if len(text) > VERBATIM_LIMIT:
+        text = text[:VERBATIM_LIMIT] + f"\n[... {len(text) - VERBATIM_LIMIT} characters clipped]"
+    return Finding.ok(f"{e.label()}: {quote(text)}", {"verbatim_final": text, "event": e.index})
+
+
+_ABS_PATH = re.compile(r"(?<![\w.])(/(?:[\w.\-]+/)*[\w.\-]+/?)")
+_PIP = re.compile(r"\bpip3?\s+install\b|\bpython[\d.]*\s+-m\s+pip\s+install\b")
+_VENV = re.compile(r"\b(?:venv|virtualenv|\.venv|VIRTUAL_ENV|conda\s+activate|uv\s+pip|poetry|pipx|--user\b|--target\b|-t\s|--prefix\b)")
+_APT = re.compile(r"\b(?:apt-get|apt|yum|dnf|apk)\s+(?:-\S+\s+)*(?:install|add)\b")
+
+
+def _allowed_dirs(job: Job, cfg: Settings) -> list[str]:
+    dirs = list(cfg.clean_roots)
+    cwd = job.trajectory.meta.get("cwd")
+    if isinstance(cwd, str) and cwd.startswith("/") and cwd not in ("/",):
+        dirs.append(cwd.rstrip("/") + "/")
+    instruction = job.instruction or next((e.text for e in job.trajectory.events if e.type == USER and e.text), "")
+    for m in _ABS_PATH.finditer(instruction[:50_000]):
+        p = m.group(1).rstrip("/.")
+        if p.count("/") < 2 and "." in p.rsplit("/", 1)[-1]:
+            dirs.append(p)  # a file directly under / named by the instruction
+            continue
+        if not p or p.startswith(cfg.polluted_roots):
+            continue
+        base = p if not re.search(r"\.\w{1,8}$", p) else p.rsplit("/", 1)[0]
+        if base and base != "":
+            dirs.append(base.rstrip("/") + "/")
+            if base.count("/") >= 2:  # /app/src/x → also /app/
+                dirs.append("/" + base.strip("/").split("/", 1)[0] + "/")
+    return list(dict.fromkeys(dirs))
+
+
+@principle("P14", "filesystem pollution", tier="C0", family="general", key="filesystem_pollution")
+def pollution(job: Job, cfg: Settings) -> Finding:
+    """Side effects the next trial would inherit: writes outside /root/, /tmp/, the agent's working directory
+    and paths the instruction names; any write under /etc/, /usr/, /opt/; pip installs outside a venv;
+    system package installs. Any → WARN quoting the call; PASS otherwise."""
+    allowed = _allowed_dirs(job, cfg)
+    hits: list[tuple[Event, str]] = []
+    venv_seen = False
+    for e in _tools(job):
+        if e.status == "failed":
+            continue
+        cmd = e.command if e.kind == EXECUTE else ""
+        if cmd and _VENV.search(cmd):
+            venv_seen = True
+        for p in written_paths(e):
+            if not p.startswith("/"):
+                continue
+            if p.startswith(cfg.polluted_roots):
+                hits.append((e, f"writes {p} (system directory)"))
+                break
+            if not any(p == a.rstrip("/") or p.startswith(a) for a in allowed):
+                hits.append((e, f"writes {p} outside /root/, /tmp/ and the task's paths"))
+                break
+        if cmd and _PIP.search(cmd) and not venv_seen and not _VENV.search(cmd):
+            hits.append((e, "pip install outside a virtualenv"))
+        elif cmd and _APT.search(cmd):
+            hits.append((e, "system package install"))
+    data = {"allowed_prefixes": allowed}
+    if hits:
+        e, why = hits[0]
+        ev = f"{e.label()}: {why}: {quote(e.action_text())}" + (f" (+{len(hits) - 1} more)" if len(hits) > 1 else "")
+        data.update(status="WARN", evidence=ev)
+        return Finding.warn(ev, data, [x.index for x, _ in hits])
+    data.update(status="PASS", evidence="no writes outside the agent's scratch space and the task's paths")
+    return Finding.ok(data["evidence"], data)
+
+
+@principle("P15", "self-doubt signal", tier="C0", family="general", key="self_doubt", affects_verdict=False)
+def self_doubt(job: Job, cfg: Settings) -> Finding:
+    """Doubt in the agent's final message ("I'm not sure this is right", "this might be wrong", "submitting
+    what I have", ...). Information only: present → WARN that never changes the job verdict; none → PASS;
+    N/A without a final agent message."""
+    events = [e for e in job.trajectory.events if not e.sidechain]
+    final = next((e for e in reversed(events) if e.type == AGENT and e.text.strip()), None)
+    if final is None:
+        final = next((e for e in reversed(events) if e.type == THOUGHT and e.text.strip()), None)
+    if final is None:
+        return Finding.na("no final agent message")
+    m = cfg.doubt_re.search(final.text)
+    if m:
+        start = max(0, m.start() - 60)
+        ev = f"{final.label()}: {quote(final.text[start:m.end() + 100])}"
+        return Finding.warn(f"self-doubt present: {ev}", {"status": "present", "evidence": ev}, [final.index])
+    return Finding.ok("final message states its result without hedging",
+                      {"status": "none", "evidence": "no doubt phrase in the final message"})
