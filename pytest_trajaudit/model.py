@@ -64,6 +64,14 @@ class Event:
         name = self.title or self.tool or self.type
         return f"#{self.index} {name}"
 
+    def brief(self) -> str:
+        """What to quote in evidence: the command, else the paths, else the title / message text."""
+        if self.command:
+            return self.command
+        if self.paths:
+            return " ".join(self.paths)
+        return self.title or self.text or self.args
+
     def action_text(self) -> str:
         """What the agent authored for this call: command, paths and arguments (never the output)."""
         parts = [self.command, " ".join(self.paths), self.args]

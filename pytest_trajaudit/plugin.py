@@ -32,8 +32,12 @@ class State:
     keys: dict[str, str] = field(default_factory=dict)
 
     def job_id(self, ref: JobRef) -> str:
+        """Stable across machines and working directories: <root name>/<path below the root>."""
         target = ref.anchor if ref.layout == "bare-file" else ref.dir
-        return Path(os.path.relpath(target, self.rootpath)).as_posix()
+        for r in self.roots:
+            if target == r or r in target.parents:
+                return (Path(r.name) / target.relative_to(r)).as_posix()
+        return target.name
 
     def under_root(self, path: Path) -> bool:
         return any(path == r or r in path.parents for r in self.roots)

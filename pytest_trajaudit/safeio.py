@@ -140,7 +140,8 @@ _BOMS = (
 
 
 def decode_text(data: bytes, path: str | Path) -> str:
-    """Decode bytes the JSON way (RFC 8259 / json.detect_encoding), strictly. Empty → unusable."""
+    """Decode bytes the JSON way (RFC 8259 / json.detect_encoding), strictly. Empty, NUL-bearing, or non-UTF-8
+    text that is not JSON → unusable."""
     if not data.strip():
         raise UnusableInput(path, "empty file")
     enc = detect_encoding(data)
@@ -152,6 +153,12 @@ def decode_text(data: bytes, path: str | Path) -> str:
         text = text[1:]
     if not text.strip():
         raise UnusableInput(path, "empty file")
+    if "\x00" in text:
+        raise UnusableInput(path, "contains NUL characters (binary data, not text)")
+    if enc not in ("utf-8", "utf-8-sig") and not looks_like_json(text):
+        # JSON's encoding detection (UTF-16/32 by BOM or NUL pattern) is only meaningful for JSON text:
+        # a BOM followed by garbage must not pass as a plain-text transcript
+        raise UnusableInput(path, f"decodes as {enc} but is not JSON (plain text must be UTF-8)")
     return text
 
 
@@ -168,8 +175,12 @@ def looks_like_json(text: str) -> bool:
     return bool(s) and s[0] in "{["
 
 
-def parse_text(text: str, path: str | Path) -> Parsed:
-    """One JSON document, or JSON Lines with every non-blank line valid, or plain text."""
+def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parsed:
+    """One JSON document, or JSON Lines with every non-blank line valid, or plain text.
+
+    ``log_lines`` (only for CLI stdout captures such as Harbor's ``agent/claude-code.txt``, where the CLI
+    interleaves plain-text warnings with its JSON stream): a line that does not start with ``{`` or ``[`` is
+    kept as a string value instead of failing; a line that starts like JSON must still parse."""
     if not looks_like_json(text):
         return Parsed("text", text, text)
     try:
@@ -182,6 +193,10 @@ def parse_text(text: str, path: str | Path) -> Parsed:
             raise UnusableInput(path, f"starts like JSON but is not valid JSON: {_short(whole_err)}") from None
         for i, line in enumerate(lines, 1):
             if not line.strip():
+                continue
+            if log_lines and line.lstrip()[:1] not in ("{", "["):
+                values.append(line)
+                linenos.append(i)
                 continue
             try:
                 values.append(orjson.loads(line))

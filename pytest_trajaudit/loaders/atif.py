@@ -59,8 +59,12 @@ def sniff(parsed: Parsed) -> bool:
 
 
 def _text(value: Any) -> str:
-    """Message / reasoning text; ``None`` and the literal "null" are empty."""
-    text = flatten_text(value) if not isinstance(value, str) else value
+    return flatten_text(value) if not isinstance(value, str) else value
+
+
+def _reasoning(value: Any) -> str:
+    """Reasoning text; ``None`` and the literal string "null" (claude-code converter) are empty."""
+    text = _text(value)
     return "" if text.strip() in _NULLISH else text
 
 
@@ -182,12 +186,12 @@ def load(parsed: Parsed, path: str) -> Trajectory:
             by_call[cid] = loose
             loose = []
 
-        reasoning = _text(step.get("reasoning_content"))
+        reasoning = _reasoning(step.get("reasoning_content"))
         if reasoning:
             events.append(Event(index=len(events), type=THOUGHT, text=clip(reasoning),
                                 raw=f"{base}.reasoning_content", sidechain=sidechain))
         message = _text(step.get("message"))
-        if message and not (calls and _PLACEHOLDER.match(message.strip())):
+        if message.strip() and not (calls and _PLACEHOLDER.match(message.strip())):
             etype = {"user": USER, "agent": AGENT}.get(str(source), OTHER)
             events.append(Event(index=len(events), type=etype, text=clip(message), raw=f"{base}.message",
                                 sidechain=sidechain))
@@ -209,7 +213,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
             events.append(ev)
         for r in loose:  # observations not tied to a call of this step (e.g. a system note)
             text = _text(r.get("content"))
-            if text:
+            if text.strip():
                 events.append(Event(index=len(events), type=OTHER, text=clip(text),
                                     raw=f"{base}.observation", sidechain=sidechain))
     if duplicates:

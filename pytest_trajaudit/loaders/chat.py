@@ -52,7 +52,7 @@ def _is_message(m: Any) -> bool:
         return False
     if isinstance(m.get("role"), str):
         return True
-    return m.get("type") in _ITEM_TYPES and ("call_id" in m or "summary" in m)
+    return isinstance(m.get("type"), str) and m["type"] in _ITEM_TYPES and ("call_id" in m or "summary" in m)
 
 
 def _is_chat_list(items: Any) -> bool:

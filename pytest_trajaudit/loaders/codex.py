@@ -63,6 +63,11 @@ _STATUS = {"completed": "ok", "failed": "failed", "declined": "failed", "error":
 # --------------------------------------------------------------------------- sniff
 
 
+def _s(value: Any) -> str:
+    """A string field, or "" for anything else (hostile files put lists and objects anywhere)."""
+    return value if isinstance(value, str) else ""
+
+
 def _values(parsed: Parsed) -> list[tuple[Any, int]]:
     if parsed.kind == "jsonl":
         return list(zip(parsed.value, parsed.lines or [], strict=False))
@@ -72,7 +77,7 @@ def _values(parsed: Parsed) -> list[tuple[Any, int]]:
 
 
 def _is_bare_item(v: dict) -> bool:
-    t = v.get("type")
+    t = _s(v.get("type"))
     if t not in _ITEM_TYPES or "payload" in v or "message" in v:
         return False
     if t == "message":
@@ -86,7 +91,7 @@ def _line_score(v: Any) -> int:
     """2: a line only Codex writes; 1: a line that fits a Codex file; 0: foreign."""
     if not isinstance(v, dict):
         return 0
-    t = v.get("type")
+    t = _s(v.get("type"))
     if t in _ROLLOUT_TYPES and isinstance(v.get("payload"), dict):
         return 2
     if t in _EXEC_TYPES:
@@ -95,7 +100,7 @@ def _line_score(v: Any) -> int:
         return 2
     if v.get("record_type") == "state":
         return 1
-    if t is None and "id" in v and "timestamp" in v and ("instructions" in v or "git" in v):
+    if not t and "id" in v and "timestamp" in v and ("instructions" in v or "git" in v):
         return 1
     if _is_bare_item(v):
         return 1
@@ -272,9 +277,9 @@ def _turn_context(b: _Builder, p: dict) -> None:
 
 
 def _response_item(b: _Builder, p: dict, raw: str) -> None:
-    t = p.get("type")
+    t = _s(p.get("type"))
     if t == "message":
-        role = p.get("role")
+        role = _s(p.get("role"))
         text = flatten_text(p.get("content"))
         etype = {"user": USER, "assistant": AGENT}.get(role, OTHER)  # developer/system: harness instructions
         b.message(etype, text, raw)
@@ -298,7 +303,7 @@ def _response_item(b: _Builder, p: dict, raw: str) -> None:
         if isinstance(call_id, str):
             b.calls[call_id] = ev
     elif t in ("function_call_output", "custom_tool_call_output"):
-        ev = b.calls.get(p.get("call_id"))  # type: ignore[arg-type]
+        ev = b.calls.get(_s(p.get("call_id")))
         if ev is None:
             b.meta["orphan_outputs"] = b.meta.get("orphan_outputs", 0) + 1
             return
@@ -313,7 +318,7 @@ def _response_item(b: _Builder, p: dict, raw: str) -> None:
 
 def _event_msg(b: _Builder, p: dict, raw: str, *, full: bool, exec_ends: dict[str, dict]) -> None:
     """An event message. ``full``: the file has no response items, so every event counts."""
-    t = p.get("type")
+    t = _s(p.get("type"))
     if t == "token_count":
         info = p.get("info")
         if isinstance(info, dict) and isinstance(info.get("total_token_usage"), dict):
@@ -392,14 +397,14 @@ def _event_msg(b: _Builder, p: dict, raw: str, *, full: bool, exec_ends: dict[st
 
 def _load_rollout(values: list[tuple[Any, int]], b: _Builder) -> None:
     has_items = any(
-        isinstance(v, dict) and (v.get("type") == "response_item" or _is_bare_item(v)) for v, _ in values
+        isinstance(v, dict) and (_s(v.get("type")) == "response_item" or _is_bare_item(v)) for v, _ in values
     )
     exec_ends: dict[str, dict] = {}
     for v, lineno in values:
         if not isinstance(v, dict):
             continue
         raw = f"line {lineno}"
-        t = v.get("type")
+        t = _s(v.get("type"))
         p = v.get("payload")
         if t in _ROLLOUT_TYPES and isinstance(p, dict):
             if t == "session_meta":
@@ -416,11 +421,11 @@ def _load_rollout(values: list[tuple[Any, int]], b: _Builder) -> None:
             _event_msg(b, v["msg"], raw, full=not has_items, exec_ends=exec_ends)
         elif _is_bare_item(v):
             _response_item(b, v, raw)
-        elif t is None and "id" in v and "timestamp" in v:  # old rollout header
+        elif not t and "id" in v and "timestamp" in v:  # old rollout header
             _session_meta(b, v)
-        elif t is None and isinstance(v.get("prompt"), str):  # early exec --json prompt line
+        elif not t and isinstance(v.get("prompt"), str):  # early exec --json prompt line
             b.message(USER, v["prompt"], raw)
-        elif t is None and isinstance(v.get("model"), str):  # early exec --json config summary
+        elif not t and isinstance(v.get("model"), str):  # early exec --json config summary
             b.meta.setdefault("model", v["model"])
     # exit codes the response items lack (plain-text outputs) from the matching exec_command_end
     for call_id, end in exec_ends.items():
@@ -433,7 +438,7 @@ def _load_rollout(values: list[tuple[Any, int]], b: _Builder) -> None:
 
 
 def _exec_item(item: dict, index: int, raw: str) -> Event:
-    t = item.get("type")
+    t = _s(item.get("type"))
     status = _STATUS.get(item.get("status"), "unknown") if isinstance(item.get("status"), str) else "unknown"
     if t in ("agent_message", "assistant_message", "plan"):
         return Event(index=index, type=AGENT, text=clip(flatten_text(item.get("text"))), raw=raw)
@@ -484,7 +489,7 @@ def _load_exec(values: list[tuple[Any, int]], b: _Builder) -> None:
         if not isinstance(v, dict):
             continue
         raw = f"line {lineno}"
-        t = v.get("type")
+        t = _s(v.get("type"))
         if t in ("thread.started", "session.created"):
             sid = v.get("thread_id") or v.get("session_id")
             if isinstance(sid, str):
@@ -511,7 +516,7 @@ def _load_exec(values: list[tuple[Any, int]], b: _Builder) -> None:
             b.other(f"turn.failed: {err.get('message', '')}", raw)
         elif t == "error":
             b.other(f"error: {v.get('message', '')}", raw)
-        elif isinstance(v.get("msg"), dict) or (t is None and ("prompt" in v or "model" in v)):
+        elif isinstance(v.get("msg"), dict) or (not t and ("prompt" in v or "model" in v)):
             _load_rollout([(v, lineno)], b)
     if usage:
         b.meta["usage"] = usage
@@ -524,7 +529,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
     values = _values(parsed)
     b = _Builder()
     is_exec = any(
-        isinstance(v, dict) and (v.get("type") in _EXEC_TYPES or isinstance(v.get("msg"), dict)) for v, _ in values
+        isinstance(v, dict) and (_s(v.get("type")) in _EXEC_TYPES or isinstance(v.get("msg"), dict)) for v, _ in values
     )
     if is_exec:
         _load_exec(values, b)

@@ -40,7 +40,7 @@ _KIND_BY_TOOL = {
 }
 
 _CMD_KEYS = ("command", "cmd", "script", "code", "commands", "input")
-_PATH_KEYS = ("file_path", "path", "filename", "notebook_path", "target_file", "file", "absolute_path", "dir_path")
+_PATH_KEYS = ("file_path", "filePath", "path", "filename", "notebook_path", "target_file", "file", "absolute_path", "dir_path")
 
 
 def kind_for_tool(name: str) -> str:

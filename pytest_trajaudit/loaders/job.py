@@ -158,12 +158,16 @@ def load_job(ref: JobRef, cfg: Settings) -> Job:
     data = read_bytes(base, rel, budget)
     path = base / rel
     job.files_read.append(rel)
-    job.trajectory = load_trajectory(parse_text(decode_text(data, path), path), path)
+    log_lines = rel.endswith("claude-code.txt")  # CLI stdout capture: plain-text warnings between JSON lines
+    parsed = parse_text(decode_text(data, path), path, log_lines=log_lines)
+    try:
+        job.trajectory = load_trajectory(parsed, path)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        # hostile shapes (e.g. {"type": [1]}) can trip a format's sniff(): unusable input, never a traceback
+        raise UnusableInput(path, f"malformed trajectory: {type(exc).__name__}: {str(exc)[:160]}") from None
     meta = job.trajectory.meta
     job.model = job.model or str(meta.get("model") or "")
     job.agent = job.agent or str(meta.get("agent") or "")
-    if job.condition is None and isinstance(meta.get("skills"), list):
-        job.condition = "with-skills" if meta["skills"] else None
     job.is_oracle = job.agent.lower() == "oracle" or ref.dir.name.lower().startswith("oracle")
     job.config = _config_name(job)
     if not job.instruction:

@@ -205,21 +205,25 @@ def load(parsed: Parsed, path: str) -> Trajectory:
         output, status, code = _observation(content, extra)
         ev.output = clip(output)
         ev.status = status
-        if code is None and ev is submit_pending:
-            meta.setdefault("submission", output)  # v1: the observation *is* the submission
-            meta.setdefault("exit_status", "Submitted")
+        if code is None and ev is submit_pending:  # v1: the observation *is* the submission
+            if not meta.get("submission"):
+                meta["submission"] = output
+            if not meta.get("exit_status"):
+                meta["exit_status"] = "Submitted"
         submit_pending = None if ev is submit_pending else submit_pending
 
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict):
             continue
         raw = f"{prefix}[{i}]"
-        role = msg.get("role")
-        mtype = msg.get("type")
+        role = msg.get("role") if isinstance(msg.get("role"), str) else ""
+        mtype = msg.get("type") if isinstance(msg.get("type"), str) else ""
         extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
         content = _text(msg.get("content"))
-        if mtype == "function_call_output" or (role == "tool" and msg.get("tool_call_id") in by_call_id):
-            ev = by_call_id.pop(str(msg.get("call_id") or msg.get("tool_call_id")), None)
+        call_ref = msg.get("call_id") if mtype else msg.get("tool_call_id")
+        call_ref = call_ref if isinstance(call_ref, str) else ""
+        if mtype == "function_call_output" or (role == "tool" and call_ref in by_call_id):
+            ev = by_call_id.pop(call_ref, None)
             if ev is None and pending:
                 ev = pending[0]
             if ev is not None:
@@ -265,8 +269,8 @@ def load(parsed: Parsed, path: str) -> Trajectory:
             continue
         if role == "exit":
             for key in ("exit_status", "submission"):
-                if key in extra and extra[key] not in (None, ""):
-                    meta.setdefault(key, extra[key])
+                if extra.get(key) not in (None, "") and not meta.get(key):
+                    meta[key] = extra[key]
             add(Event(index=0, type=OTHER, text=clip(f"exit: {content}"), raw=raw))
             continue
         if role in ("user", "tool") and pending and i >= 2:

@@ -51,7 +51,7 @@ def _reward_note(job: Job) -> str:
     r = job.reward
     if r is None:
         return ""
-    return f", then passed (reward {r:g})" if r >= 1.0 else f" (reward {r:g})"
+    return f", then passed (reward {r})" if r >= 1.0 else f" (reward {r})"
 
 
 def _literal_hits(text: str, patterns: list[re.Pattern[str]]) -> list[str]:
@@ -128,7 +128,7 @@ def _read_side_literal(job: Job, cfg: Settings) -> Finding:
 
 def _verdict(job: Job, fails: list[tuple[Event, str]], warns: list[tuple[Event, str]], clean: str) -> Finding:
     def line(e: Event, why: str) -> str:
-        return f"{e.label()}: {why}: {quote(e.action_text() or e.text)}"
+        return f"{e.label()}: {why}: {quote(e.brief())}"
 
     data_items = [{"event": e.index, "title": e.title or e.tool or e.type, "why": why} for e, why in fails + warns]
     if fails:

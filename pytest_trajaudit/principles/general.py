@@ -153,7 +153,7 @@ def struggle(job: Job, cfg: Settings) -> Finding:
     if triggers:
         e, why = triggers[0]
         data["evidence"] = "; ".join(f"{x.label()}: {w}" for x, w in triggers[:5])
-        return Finding.warn(f"struggle: {data['evidence']} — {quote(e.action_text() or e.text, 120)}",
+        return Finding.warn(f"struggle: {data['evidence']} — {quote(e.brief(), 120)}",
                             data, [x.index for x, _ in triggers])
     data["evidence"] = "all counters below threshold"
     return Finding.ok(f"no struggle signal (retries {retries}, rewrites {rewrites}, reversals {reversals}, "
@@ -243,7 +243,7 @@ def pollution(job: Job, cfg: Settings) -> Finding:
     data = {"allowed_prefixes": allowed}
     if hits:
         e, why = hits[0]
-        ev = f"{e.label()}: {why}: {quote(e.action_text())}" + (f" (+{len(hits) - 1} more)" if len(hits) > 1 else "")
+        ev = f"{e.label()}: {why}: {quote(e.brief())}" + (f" (+{len(hits) - 1} more)" if len(hits) > 1 else "")
         data.update(status="WARN", evidence=ev)
         return Finding.warn(ev, data, [x.index for x, _ in hits])
     data.update(status="PASS", evidence="no writes outside the agent's scratch space and the task's paths")
