@@ -28,7 +28,7 @@ def sniff(parsed: Parsed) -> bool:
         return False
     seen = 0
     for v in parsed.value[:50]:
-        if isinstance(v, dict) and v.get("type") in _TYPES and "message" not in v:
+        if isinstance(v, dict) and isinstance(v.get("type"), str) and v["type"] in _TYPES and "message" not in v:
             seen += 1
     return seen > 0 and seen >= min(len(parsed.value), 50) // 2
 

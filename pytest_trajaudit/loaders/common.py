@@ -16,7 +16,8 @@ _KIND_BY_TOOL = {
     "bash": EXECUTE, "shell": EXECUTE, "exec_command": EXECUTE, "execute_bash": EXECUTE, "run": EXECUTE,
     "terminal": EXECUTE, "execute": EXECUTE, "run_command": EXECUTE, "local_shell": EXECUTE,
     "bashoutput": EXECUTE, "killshell": EXECUTE, "container.exec": EXECUTE, "python": EXECUTE,
-    "ipython": EXECUTE, "execute_ipython_cell": EXECUTE, "cmdrunaction": EXECUTE,
+    "ipython": EXECUTE, "execute_ipython_cell": EXECUTE, "cmdrunaction": EXECUTE, "shell_command": EXECUTE,
+    "write_stdin": EXECUTE, "list_dir": SEARCH, "grep_files": SEARCH, "view_image": READ,
     # read
     "read": READ, "read_file": READ, "view": READ, "cat": READ, "open": READ, "view_file": READ,
     "fileread": READ, "notebookread": READ, "read_many_files": READ,

@@ -38,8 +38,11 @@ def loaders() -> list:
 
 def detect(parsed: Parsed) -> object | None:
     for mod in loaders():
-        if mod.sniff(parsed):
-            return mod
+        try:
+            if mod.sniff(parsed):
+                return mod
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            continue  # hostile shapes (a list where a string belongs): not this format
     return None
 
 

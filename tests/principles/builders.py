@@ -74,6 +74,8 @@ def jsonl(*lines: dict) -> str:
     # a lone line would parse as one JSON document: every fixture opens with the task prompt
     if not lines or lines[0].get("type") != "user_message":
         lines = (user("Solve the task."), *lines)
+    if len(lines) == 1:  # one line would parse as a JSON document; an orphan update line adds no event
+        lines = (*lines, {"type": "tool_call_update", "tool_call_id": "none"})
     return "\n".join(json.dumps(x) for x in lines) + "\n"
 
 
