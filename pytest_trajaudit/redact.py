@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 _SECRET = re.compile(
+    # a key starts a token ("risk-adjusted-..." holds no "sk-" key), possibly right after an escaped newline
+    r"(?:(?<![A-Za-z0-9_\-])|(?<=\\[nrt]))"
     r"(?:sk-or-v1-[A-Za-z0-9]{16,}"
     r"|sk-ant-[A-Za-z0-9_\-]{16,}"
     r"|sk-(?:proj-|live-|test-)?[A-Za-z0-9_\-]{20,}"

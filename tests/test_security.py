@@ -1,0 +1,514 @@
+"""Security of an audit over a HOSTILE run tree (DESIGN.md "Security of the invocation", PYTEST-NOTES.md §2).
+
+Every planted file carries a payload that, if pytest imported or executed it, would write a marker file under
+``<pytester.path>/MARKERS`` (outside the audited tree). Each test asserts that no marker appears *while the job is
+still audited* (its items ran), so a run that is safe only because it audited nothing does not count.
+
+Real startup ordering (ini discovery, conftest loading, xdist workers) only happens in a fresh interpreter, so
+everything runs through ``pytester.runpytest_subprocess``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.jobfactory import make_job
+
+BASE = ("-p", "no:cacheprovider", "--trajaudit-principles=P1,P2")  # two items per job, both PASS on a clean job
+TIMEOUT = 60
+USAGE_ERROR = 4
+
+HAS_XDIST = importlib.util.find_spec("xdist") is not None
+
+
+# --- hostile payloads -----------------------------------------------------------------------------------------
+
+def py_payload(markers: Path, name: str) -> str:
+    target = markers / name
+    return ("import pathlib\n"
+            f"_p = pathlib.Path({str(target)!r})\n"
+            "_p.parent.mkdir(parents=True, exist_ok=True)\n"
+            "_p.write_text('executed')\n"
+            "def test_planted():\n    pass\n")
+
+
+def doctest_payload(markers: Path, name: str) -> str:
+    target = markers / name
+    return (">>> import pathlib\n"
+            f">>> _p = pathlib.Path({str(target)!r})\n"
+            ">>> _p.parent.mkdir(parents=True, exist_ok=True)\n"
+            ">>> _ = _p.write_text('executed')\n")
+
+
+def pth_payload(markers: Path, name: str) -> str:
+    target = markers / name
+    return (f"import pathlib; _p = pathlib.Path({str(target)!r}); _p.parent.mkdir(parents=True, exist_ok=True); "
+            "_p.write_text('executed')\n")
+
+
+def markers_of(pytester: pytest.Pytester) -> list[str]:
+    d = pytester.path / "MARKERS"
+    return sorted(p.name for p in d.iterdir()) if d.is_dir() else []
+
+
+def assert_no_markers(pytester: pytest.Pytester) -> None:
+    found = markers_of(pytester)
+    assert not found, f"agent-written code was executed: {found}"
+
+
+# Files planted in the job, relative to the job dir (every .py / .txt / .pth gets a payload).
+JOB_PLANTS = (
+    "conftest.py", "test_x.py", "x_test.py", "__init__.py", "evil.pth", "test_doc.txt",
+    "tests/conftest.py", "tests/test_y.py", "tests/__init__.py",
+    "verifier/conftest.py", "verifier/test_x.py", "verifier/x_test.py", "verifier/__init__.py",
+    "agent/conftest.py", "agent/test_x.py", "agent/x_test.py", "agent/__init__.py",
+    "trajectory/__init__.py", "trajectory/conftest.py",
+)
+# Files planted above the job: the audit root and an intermediate container.
+TREE_PLANTS = ("runs/conftest.py", "runs/test_root.py", "runs/__init__.py",
+               "runs/grp/conftest.py", "runs/grp/__init__.py", "runs/grp/test_grp.py")
+
+
+def payload_for(markers: Path, rel: str) -> str:
+    name = rel.replace("/", "__")
+    if rel.endswith(".pth"):
+        return pth_payload(markers, name)
+    if rel.endswith(".txt"):
+        return doctest_payload(markers, name)
+    return py_payload(markers, name)
+
+
+def plant_hostile_tree(pytester: pytest.Pytester) -> Path:
+    """runs/grp/job: a valid job with payloads everywhere pytest might look. Returns the job dir."""
+    markers = pytester.path / "MARKERS"
+    job = make_job(pytester.path / "runs" / "grp", "job",
+                   extra_files={rel: payload_for(markers, f"job/{rel}") for rel in JOB_PLANTS})
+    for rel in TREE_PLANTS:
+        p = pytester.path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(payload_for(markers, rel))
+    return job
+
+
+def trusted_ini(pytester: pytest.Pytester, extra: str = "") -> Path:
+    p = pytester.path / "trusted.ini"
+    p.write_text("[pytest]\n" + extra)
+    return p
+
+
+def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest_subprocess(*args, timeout=TIMEOUT)
+
+
+def setup_errors(result: pytest.RunResult) -> dict[str, list[str]]:
+    """``ERROR at setup of X`` sections: X -> the lines of the section body."""
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in result.outlines:
+        m = re.match(r"^_+ ERROR at setup of (.+?) _+$", line)
+        if m:
+            current = out.setdefault(m.group(1), [])
+            continue
+        if line.startswith(("___", "===")):
+            current = None
+        elif current is not None:
+            current.append(line)
+    return out
+
+
+def job_errors(result: pytest.RunResult, job: str) -> dict[str, list[str]]:
+    return {k: v for k, v in setup_errors(result).items() if re.search(rf"(^|/){re.escape(job)}::", k)}
+
+
+def assert_job_errors(result: pytest.RunResult, job: str, *needles: str, n_items: int = 2) -> None:
+    """Every item of ``job`` errors at setup with ONE line naming the file and the reason, no traceback."""
+    errs = job_errors(result, job)
+    assert len(errs) == n_items, (job, list(setup_errors(result)), result.stdout.str())
+    for item, body in errs.items():
+        assert len(body) == 1, (item, body)
+        assert "unusable input" in body[0], body
+        for needle in needles:
+            assert needle in body[0], (needle, body[0])
+
+
+# --- 1. nothing agent-written is ever imported, and the job is still audited ---------------------------------
+
+def test_payloads_are_live_without_the_plugin(pytester: pytest.Pytester) -> None:
+    """Control: plain ``pytest runs/`` (plugin inactive) DOES execute the planted code (PYTEST-NOTES V0), so the
+    absence of markers in the other tests means something."""
+    plant_hostile_tree(pytester)
+    run(pytester, "runs", "-p", "no:cacheprovider")
+    found = markers_of(pytester)
+    for expected in ("runs__conftest.py", "job__conftest.py", "job__test_x.py", "job__x_test.py",
+                     "job__tests__conftest.py", "job__verifier__test_x.py", "job__agent__x_test.py",
+                     "job__test_doc.txt"):
+        assert expected in found, found
+    assert "job__evil.pth" not in found  # .pth only matters to `site` at interpreter start (PYTEST-NOTES §2.2)
+
+
+SAFE_VARIANTS = {
+    "equals-form": ((), 2),
+    "doctest-flags": (("--doctest-modules", "--doctest-glob=*.txt"), 2),
+    # V3 + H5: an IDE-style node id as a positional argument is safe only with a trusted -c config
+    "node-id+trusted-c": (("runs/grp/job/result.json::P1", "-c", "trusted.ini"), 1),
+    "xdist": (("-n", "2"), 2),
+    "xdist+node-id+trusted-c": (("-n", "2", "runs/grp/job/result.json::P1", "-c", "trusted.ini"), 1),
+}
+
+
+@pytest.mark.parametrize("variant", list(SAFE_VARIANTS))
+def test_hostile_tree_is_audited_and_never_imported(pytester: pytest.Pytester, variant: str) -> None:
+    extra, n_passed = SAFE_VARIANTS[variant]
+    if "-n" in extra and not HAS_XDIST:
+        pytest.skip("pytest-xdist is not installed")
+    plant_hostile_tree(pytester)
+    trusted_ini(pytester)
+    result = run(pytester, "--trajaudit=runs", *BASE, "-v", *extra)
+    assert_no_markers(pytester)
+    result.assert_outcomes(passed=n_passed)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*runs/grp/job/result.json::P1*PASSED*"])
+    result.stdout.no_fnmatch_line("*test_x*")
+    result.stdout.no_fnmatch_line("*test_doc*")
+
+
+def test_bare_flag_with_trusted_ini_roots(pytester: pytest.Pytester) -> None:
+    """``--trajaudit`` without a path takes the roots from a trusted config's ``trajaudit_roots``."""
+    plant_hostile_tree(pytester)
+    trusted_ini(pytester, "trajaudit_roots = runs\n")
+    result = run(pytester, "-c", "trusted.ini", "--trajaudit", *BASE)
+    assert_no_markers(pytester)
+    result.assert_outcomes(passed=2)
+
+
+def test_root_named_like_a_test_dir(pytester: pytest.Pytester) -> None:
+    """pytest anchors initial conftests at ``<cwd>/test*`` (PYTEST-NOTES A1); forced noconftest covers it."""
+    markers = pytester.path / "MARKERS"
+    make_job(pytester.path / "test-runs", "job", extra_files={"conftest.py": py_payload(markers, "job_conftest")})
+    (pytester.path / "test-runs" / "conftest.py").write_text(py_payload(markers, "root_conftest"))
+    result = run(pytester, "--trajaudit=test-runs", *BASE)
+    assert_no_markers(pytester)
+    result.assert_outcomes(passed=2)
+
+
+# --- 2. a config file inside the audited tree: refused ---------------------------------------------------------
+
+HIJACK_ADDOPTS = '-k "not P"'  # would silently deselect every principle item if pytest applied it
+HIJACK_CONFIGS = {
+    "pytest.ini": f"[pytest]\naddopts = {HIJACK_ADDOPTS}\n",
+    "tox.ini": f"[pytest]\naddopts = {HIJACK_ADDOPTS}\n",
+    "setup.cfg": f"[tool:pytest]\naddopts = {HIJACK_ADDOPTS}\n",
+    "pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-k \"not P\"'\n",
+    "pytest.toml": '[pytest]\naddopts = ["-k", "not P"]\n',
+}
+
+
+def assert_refused(result: pytest.RunResult, *needles: str) -> None:
+    assert result.ret == USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    err = result.stderr.str()
+    for needle in needles:
+        assert needle in err, err
+    out = result.stdout.str()
+    assert " passed" not in out and "deselected" not in out, out
+
+
+@pytest.mark.parametrize("cfg", list(HIJACK_CONFIGS))
+@pytest.mark.parametrize("form", ["space-form-job", "space-form-root", "node-id"])
+def test_config_inside_tree_is_refused(pytester: pytest.Pytester, cfg: str, form: str) -> None:
+    """pytest picks its config from the common ancestor of the positional arguments BEFORE any plugin loads
+    (PYTEST-NOTES §2.4). ``--trajaudit runs/job`` (space form) makes ``runs/job`` positional at that point;
+    an IDE-style node id does too. The guard refuses; the hijack ini's ``-k "not P"`` never weakens an audit."""
+    markers = pytester.path / "MARKERS"
+    job = make_job(pytester.path / "runs", "job", extra_files={"conftest.py": py_payload(markers, "job_conftest")})
+    where = pytester.path / "runs" if form == "space-form-root" else job
+    (where / cfg).write_text(HIJACK_CONFIGS[cfg])
+    args = {"space-form-job": ("--trajaudit", "runs/job"),
+            "space-form-root": ("--trajaudit", "runs"),
+            "node-id": ("--trajaudit=runs", "runs/job/result.json::P1")}[form]
+    result = run(pytester, *args, *BASE)
+    assert_refused(result, "lies inside an audited tree", cfg)
+    assert_no_markers(pytester)
+
+
+def test_config_inside_tree_ignored_by_equals_form(pytester: pytest.Pytester) -> None:
+    """H2: with ``--trajaudit=runs/job`` nothing positional points pytest into the tree: the planted ini is
+    never read, so its ``-k "not P"`` does not apply and the job is audited in full."""
+    job = make_job(pytester.path / "runs", "job")
+    (job / "pytest.ini").write_text(HIJACK_CONFIGS["pytest.ini"])
+    result = run(pytester, "--trajaudit=runs/job", *BASE)
+    result.assert_outcomes(passed=2)
+
+
+def test_config_inside_tree_with_trusted_c(pytester: pytest.Pytester) -> None:
+    """H5: a node id plus a trusted ``-c``: the planted ini is never read."""
+    job = make_job(pytester.path / "runs", "job")
+    (job / "pytest.ini").write_text(HIJACK_CONFIGS["pytest.ini"])
+    trusted_ini(pytester)
+    result = run(pytester, "--trajaudit=runs", "runs/job/result.json::P1", "-c", "trusted.ini", *BASE)
+    result.assert_outcomes(passed=1)
+
+
+@pytest.mark.parametrize("args", [
+    ("--trajaudit=runs", "--rootdir=runs/job"),
+    # H6: no config at all, rootdir falls back to the node id's directory
+    ("--trajaudit=runs", "runs/job/result.json::P1", "--config-file=/dev/null"),
+], ids=["rootdir-option", "no-config-node-id"])
+def test_rootdir_inside_tree_is_refused(pytester: pytest.Pytester, args: tuple[str, ...]) -> None:
+    make_job(pytester.path / "runs", "job")
+    result = run(pytester, *args, *BASE)
+    assert_refused(result, "rootdir", "lies inside an audited tree")
+
+
+def test_ini_disabling_the_plugin_fails_closed(pytester: pytest.Pytester) -> None:
+    job = make_job(pytester.path / "runs", "job")
+    (job / "pytest.ini").write_text("[pytest]\naddopts = -p no:trajaudit\n")
+    result = run(pytester, "--trajaudit", "runs/job", *BASE)
+    assert result.ret == USAGE_ERROR
+    assert " passed" not in result.stdout.str()
+
+
+def test_ini_plugin_import_is_pytest_own_limitation(pytester: pytest.Pytester) -> None:
+    """DOCUMENTED LIMITATION (PYTEST-NOTES H1/H3/H4), not prevented: when pytest itself reads an ini from the
+    audited tree, it applies ``pythonpath=`` and imports ``-p`` plugins from ``addopts`` before any entry-point
+    plugin loads. The plugin cannot stop that import; it only refuses to run the audit afterwards. The defence
+    is the invocation: the equals form, a trusted ``-c`` (or the ``trajaudit`` command), shown safe below.
+
+    Variants where pytest imports agent code before the plugin can act: ``--trajaudit runs/job`` (space form),
+    ``--trajaudit=runs runs/job/result.json::P1`` (node id, also with ``--rootdir=.``) without ``-c``."""
+    markers = pytester.path / "MARKERS"
+    job = make_job(pytester.path / "runs", "job",
+                   extra_files={"pytest.ini": "[pytest]\naddopts = -p evilplug\npythonpath = .\n",
+                                "evilplug.py": py_payload(markers, "evilplug")})
+    assert job.is_dir()
+    # unsafe invocations: pytest imports evilplug (RCE happened), then the guard refuses
+    for args in (("--trajaudit", "runs/job"),
+                 ("--trajaudit=runs", "runs/job/result.json::P1"),
+                 ("--trajaudit=runs", "runs/job/result.json::P1", "--rootdir=.")):
+        result = run(pytester, *args, *BASE)
+        assert result.ret == USAGE_ERROR, (args, result.stdout.str(), result.stderr.str())
+        assert "lies inside an audited tree" in result.stderr.str()
+        assert markers_of(pytester) == ["evilplug"], args  # pytest's own import, before our hooks exist
+        (markers / "evilplug").unlink()
+    # safe invocations: the planted ini is never read, evilplug never imported, and the job is audited
+    trusted_ini(pytester)
+    for args, n in ((("--trajaudit=runs/job",), 2),
+                    (("--trajaudit=runs", "runs/job/result.json::P1", "-c", "trusted.ini"), 1),
+                    (("--trajaudit=runs", "runs/job/result.json::P1", "--config-file=/dev/null", "--rootdir=."), 1)):
+        result = run(pytester, *args, *BASE)
+        assert_no_markers(pytester)
+        result.assert_outcomes(passed=n)
+
+
+# --- 3. plain pytest never walks into trajaudit_roots --------------------------------------------------------
+
+@pytest.mark.parametrize("extra", [(), ("--doctest-modules", "--doctest-glob=*.txt")], ids=["plain", "doctest"])
+def test_plain_pytest_skips_audit_roots(pytester: pytest.Pytester, extra: tuple[str, ...]) -> None:
+    plant_hostile_tree(pytester)
+    pytester.makeini("[pytest]\ntrajaudit_roots = runs\n")
+    pytester.makepyfile(test_trusted="def test_ok():\n    pass\n")
+    result = run(pytester, "-p", "no:cacheprovider", *extra)
+    assert_no_markers(pytester)
+    result.assert_outcomes(passed=1)
+    result.stdout.no_fnmatch_line("*runs/*")
+
+
+# --- 4. symlinks are never followed ----------------------------------------------------------------------------
+
+def test_symlinked_trajectory_errors_the_job(pytester: pytest.Pytester) -> None:
+    runs = pytester.path / "runs"
+    outside = pytester.path / "outside.jsonl"
+    outside.write_text('{"type":"user_message","text":"secret"}\n{"type":"agent_message","text":"x"}\n')
+    make_job(runs, "good")
+    for name, target in (("to_outside", outside), ("to_other_job", runs / "good" / "trajectory" / "acp_trajectory.jsonl"),
+                         ("to_etc", Path("/etc/hostname"))):
+        traj = make_job(runs, name) / "trajectory" / "acp_trajectory.jsonl"
+        traj.unlink()
+        traj.symlink_to(target)
+    result = run(pytester, "--trajaudit=runs", *BASE)
+    for name in ("to_outside", "to_other_job", "to_etc"):
+        assert_job_errors(result, name, "trajectory/acp_trajectory.jsonl", "symlink")
+    result.assert_outcomes(passed=2, errors=6)
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_symlinked_result_json_errors_the_job(pytester: pytest.Pytester) -> None:
+    runs = pytester.path / "runs"
+    make_job(runs, "good")
+    res = make_job(runs, "linked") / "result.json"
+    res.unlink()
+    res.symlink_to(runs / "good" / "result.json")
+    result = run(pytester, "--trajaudit=runs", *BASE)
+    assert_job_errors(result, "linked", "result.json", "symlink")
+    result.assert_outcomes(passed=2, errors=2)
+
+
+def test_symlinked_subdirectory_is_not_followed(pytester: pytest.Pytester) -> None:
+    """``agent -> elsewhere``: nothing under it is read or imported. A job whose only trajectory sits behind the
+    link is unusable (named, "symlink"); a job with its own trajectory is audited from that file alone."""
+    markers = pytester.path / "MARKERS"
+    elsewhere = pytester.path / "elsewhere"
+    elsewhere.mkdir()
+    # a trajectory that P1 would FAIL (successful read of the oracle solution) if it were ever read
+    (elsewhere / "acp_trajectory.jsonl").write_text(
+        '{"type":"user_message","text":"do x"}\n'
+        '{"type":"tool_call","tool_call_id":"t1","kind":"read","title":"Read /oracle/solve.sh","status":"completed",'
+        '"content":[{"type":"content","content":{"type":"text","text":"echo 42"}}]}\n')
+    for rel in ("conftest.py", "test_x.py", "__init__.py"):
+        (elsewhere / rel).write_text(py_payload(markers, f"elsewhere__{rel}"))
+    runs = pytester.path / "runs"
+    (make_job(runs, "with_own") / "agent").symlink_to(elsewhere, target_is_directory=True)
+    only = make_job(runs, "only_link")
+    (only / "trajectory" / "acp_trajectory.jsonl").unlink()
+    (only / "trajectory").rmdir()
+    (only / "agent").symlink_to(elsewhere, target_is_directory=True)
+    (only / "verifier").mkdir()
+    result = run(pytester, "--trajaudit=runs", *BASE, "--doctest-modules")
+    assert_no_markers(pytester)
+    assert_job_errors(result, "only_link", "agent/acp_trajectory.jsonl", "symlink")
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines(["*with_own/result.json ..*"])
+
+
+def test_symlinked_job_dirs_are_not_walked(pytester: pytest.Pytester) -> None:
+    markers = pytester.path / "MARKERS"
+    runs = pytester.path / "runs"
+    make_job(runs, "real")
+    outside_job = make_job(pytester.path / "elsewhere", "ext",
+                           extra_files={"conftest.py": py_payload(markers, "ext_conftest")})
+    (runs / "alias_in").symlink_to(runs / "real", target_is_directory=True)
+    (runs / "alias_out").symlink_to(outside_job, target_is_directory=True)
+    (runs / "grp_link").symlink_to(pytester.path / "elsewhere", target_is_directory=True)
+    result = run(pytester, "--trajaudit=runs", *BASE, "-v")
+    assert_no_markers(pytester)
+    result.assert_outcomes(passed=2)
+    out = result.stdout.str()
+    assert "alias_in" not in out and "alias_out" not in out and "grp_link" not in out and "ext" not in out
+
+
+def test_node_id_through_a_symlinked_job_is_not_audited(pytester: pytest.Pytester) -> None:
+    markers = pytester.path / "MARKERS"
+    runs = pytester.path / "runs"
+    make_job(runs, "real")
+    outside_job = make_job(pytester.path / "elsewhere", "ext",
+                           extra_files={"conftest.py": py_payload(markers, "ext_conftest")})
+    (runs / "alias").symlink_to(outside_job, target_is_directory=True)
+    trusted_ini(pytester)
+    result = run(pytester, "--trajaudit=runs", "runs/alias/result.json::P1", "-c", "trusted.ini", *BASE)
+    assert_no_markers(pytester)
+    assert result.ret != 0
+    assert " passed" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("form", ["equals", "positional"])
+def test_symlinked_audit_root_is_refused(pytester: pytest.Pytester, form: str) -> None:
+    make_job(pytester.path / "runs", "job")
+    (pytester.path / "linkruns").symlink_to(pytester.path / "runs", target_is_directory=True)
+    args = ("--trajaudit=linkruns",) if form == "equals" else ("--trajaudit", "linkruns", "-c", "trusted.ini")
+    trusted_ini(pytester)
+    result = run(pytester, *args, *BASE)
+    assert_refused(result, "symlink", "linkruns")
+
+
+# --- 5. FIFOs are never opened for a blocking read -------------------------------------------------------------
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+@pytest.mark.parametrize("rel", ["trajectory/acp_trajectory.jsonl", "result.json"])
+def test_fifo_is_an_error_not_a_hang(pytester: pytest.Pytester, rel: str) -> None:
+    runs = pytester.path / "runs"
+    make_job(runs, "good")
+    fifo = make_job(runs, "fifo") / rel
+    fifo.unlink()
+    os.mkfifo(fifo)
+    result = run(pytester, "--trajaudit=runs", *BASE)  # TIMEOUT turns a hang into a failure
+    assert_job_errors(result, "fifo", rel, "not a regular file")
+    result.assert_outcomes(passed=2, errors=2)
+
+
+# --- 6. size limits ---------------------------------------------------------------------------------------------
+
+def big_lines(n: int = 40) -> list[dict]:
+    return ([{"type": "user_message", "text": "do x"}]
+            + [{"type": "agent_message", "text": f"thinking step {i} " + "x" * 40} for i in range(n)]
+            + [{"type": "agent_message", "text": "done"}])
+
+
+def test_per_file_size_limit(pytester: pytest.Pytester) -> None:
+    runs = pytester.path / "runs"
+    make_job(runs, "small", lines=[{"type": "user_message", "text": "do x"}, {"type": "agent_message", "text": "ok"}])
+    big = make_job(runs, "big", lines=big_lines())
+    assert (big / "trajectory" / "acp_trajectory.jsonl").stat().st_size > 1048
+    result = run(pytester, "--trajaudit=runs", "--trajaudit-max-file-mb=0.001", *BASE)
+    limit = str(int(0.001 * 1024 * 1024))
+    assert_job_errors(result, "big", "trajectory/acp_trajectory.jsonl", "per-file size limit", limit)
+    result.assert_outcomes(passed=2, errors=2)
+
+
+def test_per_job_size_limit(pytester: pytest.Pytester) -> None:
+    """Each file fits the per-file limit; together they exceed the per-job limit."""
+    runs = pytester.path / "runs"
+    make_job(runs, "small", lines=[{"type": "user_message", "text": "do x"}, {"type": "agent_message", "text": "ok"}])
+    result_doc = {"task_name": "t", "rollout_name": "big__1", "rewards": {"reward": 1.0}, "n_tool_calls": 0,
+                  "padding": "p" * 700}
+    big = make_job(runs, "big", lines=big_lines(12), result=result_doc)
+    sizes = [(big / r).stat().st_size for r in ("result.json", "trajectory/acp_trajectory.jsonl")]
+    assert all(s < 1048 for s in sizes) and sum(sizes) > 1048, sizes
+    result = run(pytester, "--trajaudit=runs", "--trajaudit-max-job-mb=0.001", *BASE)
+    limit = str(int(0.001 * 1024 * 1024))
+    assert_job_errors(result, "big", "per-job size limit", limit)
+    result.assert_outcomes(passed=2, errors=2)
+
+
+# --- 7. unusable input: never a pass, never a traceback ---------------------------------------------------------
+
+UNUSABLE_TRAJECTORIES: dict[str, str | bytes] = {
+    "truncated_jsonl": '{"type":"user_message","text":"do x"}\n{"type":"agent_message","te',
+    "two_docs_one_line": '{"type":"user_message","text":"a"}{"type":"agent_message","text":"b"}\n',
+    "two_docs_in_jsonl": ('{"type":"user_message","text":"a"}\n'
+                          '{"type":"agent_message","text":"b"}{"type":"agent_message","text":"c"}\n'),
+    "trailing_comma": '{"type":"user_message","text":"a",}\n{"type":"agent_message","text":"b"}\n',
+    "bom_garbage": b"\xff\xfe\x00garbage",
+    "invalid_utf8": b'{"type":"user_message","text":"\xff\xfe"}\n{"type":"agent_message","text":"b"}\n',
+    "invalid_utf8_text": b"hello \xc3\x28 world\n",
+    "nul_bytes": b"\x00\x00\x00\x00",
+    "nul_in_text": b"$ ls\nhello\x00world\n",
+    "empty": "",
+    "blank": "\n  \n\t\n",
+    "deep_open": "[" * 100000,
+    "deep_balanced": "[" * 100000 + "]" * 100000,
+    "deep_line": '{"type":"user_message","text":"a"}\n' + "[" * 100000 + "\n",
+    "lone_surrogate": '{"type":"user_message","text":"\\ud800"}\n{"type":"agent_message","text":"b"}\n',
+    "huge_number": '{"type":"user_message","text":"a","n":1e999}\n{"type":"agent_message","text":"b"}\n',
+    "wrong_types": '{"type":[1]}\n{"type":{"a":1}}\n',
+    "json_not_a_trajectory": "{}",
+}
+UNUSABLE_RESULTS: dict[str, str | bytes] = {
+    "result_truncated": '{"task_name": ',
+    "result_not_object": "[1, 2]",
+    "result_invalid_utf8": b'{"task_name": "\xff"}',
+}
+
+
+def test_unusable_input_is_an_error_with_one_line(pytester: pytest.Pytester) -> None:
+    runs = pytester.path / "runs"
+    make_job(runs, "aaa_good")
+    for name, content in UNUSABLE_TRAJECTORIES.items():
+        make_job(runs, name, lines=content)
+    for name, content in UNUSABLE_RESULTS.items():
+        make_job(runs, name, result=content)
+    result = run(pytester, "--trajaudit=runs", *BASE)
+    out = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in out
+    assert "unusable input" in out
+    for name in UNUSABLE_TRAJECTORIES:
+        assert_job_errors(result, name, "trajectory/acp_trajectory.jsonl")
+    for name in UNUSABLE_RESULTS:
+        assert_job_errors(result, name, "result.json")
+    n_bad = len(UNUSABLE_TRAJECTORIES) + len(UNUSABLE_RESULTS)
+    result.assert_outcomes(passed=2, errors=2 * n_bad)
+    result.stdout.fnmatch_lines(["*aaa_good/result.json ..*"])
+    assert result.ret != 0
