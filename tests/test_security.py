@@ -172,7 +172,7 @@ def test_hostile_tree_is_audited_and_never_imported(pytester: pytest.Pytester, v
     assert_no_markers(pytester)
     result.assert_outcomes(passed=n_passed)
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*runs/grp/job/result.json::P1*PASSED*"])
+    assert any("runs/grp/job/result.json::P1" in ln and "PASSED" in ln for ln in result.outlines), result.outlines
     result.stdout.no_fnmatch_line("*test_x*")
     result.stdout.no_fnmatch_line("*test_doc*")
 
@@ -264,6 +264,18 @@ def test_rootdir_inside_tree_is_refused(pytester: pytest.Pytester, args: tuple[s
     assert_refused(result, "rootdir", "lies inside an audited tree")
 
 
+@pytest.mark.parametrize("with_ini", [True, False], ids=["planted-ini", "no-ini"])
+def test_cwd_inside_tree_is_refused(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                    with_ini: bool) -> None:
+    """Running from inside a job directory: pytest's rootdir (and any planted ini) is in the tree."""
+    job = make_job(pytester.path / "runs", "job")
+    if with_ini:
+        (job / "pytest.ini").write_text(HIJACK_CONFIGS["pytest.ini"])
+    monkeypatch.chdir(job)
+    result = run(pytester, "--trajaudit=.", *BASE)
+    assert_refused(result, "pytest.ini" if with_ini else "rootdir", "lies inside an audited tree")
+
+
 def test_ini_disabling_the_plugin_fails_closed(pytester: pytest.Pytester) -> None:
     job = make_job(pytester.path / "runs", "job")
     (job / "pytest.ini").write_text("[pytest]\naddopts = -p no:trajaudit\n")
@@ -315,6 +327,20 @@ def test_plain_pytest_skips_audit_roots(pytester: pytest.Pytester, extra: tuple[
     assert_no_markers(pytester)
     result.assert_outcomes(passed=1)
     result.stdout.no_fnmatch_line("*runs/*")
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "plugin.py gap: pytest imports <cwd>/test*/conftest.py as an INITIAL conftest (PYTEST-NOTES A1), before "
+    "collection, so pytest_ignore_collect cannot keep plain `pytest` out of a trajaudit_roots entry named test*"))
+def test_plain_pytest_skips_audit_root_named_test_star(pytester: pytest.Pytester) -> None:
+    markers = pytester.path / "MARKERS"
+    make_job(pytester.path / "test-runs", "job", extra_files={"conftest.py": py_payload(markers, "job_conftest")})
+    (pytester.path / "test-runs" / "conftest.py").write_text(py_payload(markers, "root_conftest"))
+    pytester.makeini("[pytest]\ntrajaudit_roots = test-runs\n")
+    pytester.makepyfile(test_trusted="def test_ok():\n    pass\n")
+    result = run(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert_no_markers(pytester)  # fails today: ['root_conftest']
 
 
 # --- 4. symlinks are never followed ----------------------------------------------------------------------------
@@ -454,7 +480,7 @@ def test_per_job_size_limit(pytester: pytest.Pytester) -> None:
     make_job(runs, "small", lines=[{"type": "user_message", "text": "do x"}, {"type": "agent_message", "text": "ok"}])
     result_doc = {"task_name": "t", "rollout_name": "big__1", "rewards": {"reward": 1.0}, "n_tool_calls": 0,
                   "padding": "p" * 700}
-    big = make_job(runs, "big", lines=big_lines(12), result=result_doc)
+    big = make_job(runs, "big", lines=big_lines(8), result=result_doc)
     sizes = [(big / r).stat().st_size for r in ("result.json", "trajectory/acp_trajectory.jsonl")]
     assert all(s < 1048 for s in sizes) and sum(sizes) > 1048, sizes
     result = run(pytester, "--trajaudit=runs", "--trajaudit-max-job-mb=0.001", *BASE)

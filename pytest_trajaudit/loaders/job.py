@@ -124,6 +124,8 @@ def _pick_trajectory(ref: JobRef, base: Path) -> tuple[str | None, list[str]]:
         kind = file_kind(base, rel)
         if kind == "symlink":
             raise UnusableInput(base / rel, "is a symlink (symlinks are never followed)")
+        if kind == "special":  # name the FIFO/device itself rather than report "no trajectory found"
+            raise UnusableInput(base / rel, "not a regular file (FIFOs, devices and directories are never read)")
         if kind != "file":
             continue
         try:

@@ -100,7 +100,7 @@ def _scan_reads(job: Job, cfg: Settings) -> tuple[list[tuple[Event, str]], list[
                     if tok in written and (not tok.startswith("/") or tok.startswith(cfg.clean_roots)):
                         continue  # the file this call writes in the agent's own space: not a read
                     if tok in written or e.kind == EDIT:
-                        hit_reason = hit_reason or ("write", tok or m.group(0))
+                        hit_reason = hit_reason or ("write" if tok in written else "code", tok or m.group(0))
                         continue
                     if e.kind in _NOT_READS:
                         hit_reason = hit_reason or ("mention", tok or m.group(0))
@@ -113,6 +113,8 @@ def _scan_reads(job: Job, cfg: Settings) -> tuple[list[tuple[Event, str]], list[
                 what, tok = hit_reason
                 if what == "write":
                     warns.append((e, f"writes to a privileged-looking path {tok!r} (see P2)"))
+                elif what == "code":
+                    warns.append((e, f"writes content naming {tok!r}"))
                 elif what == "mention":
                     warns.append((e, f"{e.kind} call mentions {tok!r}"))
                 elif e.status == "ok" and not failed_by_output(e):

@@ -254,7 +254,8 @@ def pollution(job: Job, cfg: Settings) -> Finding:
 def self_doubt(job: Job, cfg: Settings) -> Finding:
     """Doubt in the agent's final message ("I'm not sure this is right", "this might be wrong", "submitting
     what I have", ...). Information only: present → WARN that never changes the job verdict; none → PASS;
-    N/A without a final agent message."""
+    N/A without a final agent message (a format that records only reasoning, e.g. mini-swe-agent's THOUGHT
+    prose, is judged on its last thought)."""
     events = [e for e in job.trajectory.events if not e.sidechain]
     final = next((e for e in reversed(events) if e.type == AGENT and e.text.strip()), None)
     if final is None:

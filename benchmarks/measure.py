@@ -1,0 +1,695 @@
+#!/usr/bin/env python3
+"""Measure pytest-trajaudit and print the figures (never asserts a time).
+
+    python benchmarks/measure.py            # ~5-10 minutes on 2 cores
+    python benchmarks/measure.py --quick    # ~1 minute
+
+Sections:
+  (a) per-item overhead: ``pytest --trajaudit`` over K jobs of tiny trajectories vs a bare parametrized test
+      function with the same number of items;
+  (b) throughput (MiB/s) of a full audit over bigger trajectories vs reading the bytes, ``orjson.loads`` line by
+      line, one regex pass (Python ``re``, and ripgrep when ``rg`` is on PATH);
+  (c) wall time ``-n 0`` vs ``-n W`` (pytest-xdist);
+  (d) peak RSS vs the largest trajectory (one job per tree);
+  (e) import time (``python -X importtime``) and startup.
+
+Every pytest run is a subprocess of this interpreter (``sys.executable -m pytest``) started from the work
+directory, which holds an empty ``pytest.ini`` so that the rootdir and config are fixed. Wall time is measured
+around the subprocess; "session" is pytest's own ``in X s``. Peak RSS comes from ``os.wait4`` on that
+subprocess (the rusage of the child and the descendants it waited for, i.e. the largest process of an xdist
+run). Times are best of N (``--repeat``); RSS is the largest over the N runs. Generated trees live under a
+temporary directory (or ``--workdir``) and are deleted at the end unless ``--keep``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.metadata as md
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+GEN = HERE / "gen_runs.py"
+MiB = 1024 * 1024
+N_PRINCIPLES_HINT = 9
+OK_CODES = (0, 1)  # 1 = some item failed (a FAIL finding): a normal audit outcome
+TRAJ_NAMES = ("acp_trajectory.jsonl", "claude-code.txt")
+
+
+# --- running things -----------------------------------------------------------------------------------------
+
+@dataclass
+class Run:
+    cmd: list[str]
+    rc: int | None = None
+    wall: float = float("nan")
+    session: float | None = None
+    rss_mb: float | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+
+
+_SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|xfailed|xpassed|errors?|warnings?|deselected)\b")
+_SESSION = re.compile(r"\bin (\d+(?:\.\d+)?)s\b")
+
+
+def parse_pytest(stdout: str) -> tuple[float | None, dict[str, int]]:
+    for line in reversed(stdout.strip().splitlines()):
+        m = _SESSION.search(line)
+        if m and (_SUMMARY.search(line) or "no tests ran" in line):
+            counts: dict[str, int] = {}
+            for n, what in _SUMMARY.findall(line):
+                what = {"error": "errors", "warning": "warnings"}.get(what, what)
+                counts[what] = counts.get(what, 0) + int(n)
+            return float(m.group(1)), counts
+    return None, {}
+
+
+def n_items(counts: dict[str, int]) -> int:
+    return sum(counts.get(k, 0) for k in ("passed", "failed", "skipped", "xfailed", "xpassed", "errors"))
+
+
+def clean_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    for k in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS", "PYTEST_XDIST_AUTO_NUM_WORKERS", "PYTHONWARNINGS",
+              "PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        env.pop(k, None)
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra or {})
+    return env
+
+
+def run_once(cmd: list[str], cwd: Path, timeout: float, env: dict[str, str] | None = None) -> Run:
+    r = Run(cmd)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=clean_env(env),
+                             start_new_session=True)
+
+        def _kill() -> None:
+            r.timed_out = True
+            try:
+                os.killpg(p.pid, signal.SIGKILL)  # the process group this script started
+            except ProcessLookupError:
+                pass
+
+        timer = threading.Timer(timeout, _kill)
+        timer.start()
+        try:
+            _, status, usage = os.wait4(p.pid, 0)
+        finally:
+            timer.cancel()
+        r.wall = time.perf_counter() - t0
+        p.returncode = r.rc = os.waitstatus_to_exitcode(status)
+        r.rss_mb = usage.ru_maxrss / 1024  # KiB on Linux
+        out.seek(0)
+        err.seek(0)
+        r.stdout = out.read().decode("utf-8", "replace")
+        r.stderr = err.read().decode("utf-8", "replace")
+    r.session, r.counts = parse_pytest(r.stdout)
+    return r
+
+
+@dataclass
+class Best:
+    cmd: list[str]
+    ok: bool
+    wall: float | None = None
+    session: float | None = None
+    rss_mb: float | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    last: Run | None = None
+
+
+def best_of(cmd: list[str], cwd: Path, n: int, timeout: float, ok_codes: tuple[int, ...] = OK_CODES,
+            label: str = "", env: dict[str, str] | None = None) -> Best:
+    runs = []
+    for _ in range(n):
+        r = run_once(cmd, cwd, timeout, env)
+        if r.rc not in ok_codes or r.timed_out:
+            why = f"timed out after {timeout:.0f} s" if r.timed_out else f"exit code {r.rc}"
+            print(f"  !! {label or shlex.join(cmd)}: {why}; stderr tail:", flush=True)
+            for ln in (r.stderr.strip().splitlines() or ["(empty)"])[-15:]:
+                print(f"     {ln}")
+            tail = r.stdout.strip().splitlines()[-5:]
+            if tail:
+                print("     stdout tail:")
+                for ln in tail:
+                    print(f"     {ln}")
+            return Best(cmd, False, last=r)
+        runs.append(r)
+    sessions = [r.session for r in runs if r.session is not None]
+    return Best(cmd, True, wall=min(r.wall for r in runs), session=min(sessions) if sessions else None,
+                rss_mb=max(r.rss_mb or 0 for r in runs), counts=runs[-1].counts, last=runs[-1])
+
+
+# --- formatting ---------------------------------------------------------------------------------------------
+
+def table(headers: list[str], rows: list[list[object]]) -> None:
+    cells = [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in cells:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
+    print(flush=True)
+
+
+def _fmt(v: object) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        if v != v:
+            return "–"
+        if abs(v) >= 100:
+            return f"{v:,.0f}"
+        if abs(v) >= 10:
+            return f"{v:.1f}"
+        if abs(v) >= 1:
+            return f"{v:.2f}"
+        return f"{v:.3f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def div(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def shown(cmd: list[str], work: Path) -> str:
+    """The command as a README can cite it: ``python`` for this interpreter, ``$WORK`` for the work dir."""
+    parts = []
+    for c in cmd:
+        if c == sys.executable:
+            c = "python"
+        elif c == str(GEN):
+            c = "benchmarks/gen_runs.py"
+        c = c.replace(str(work), "$WORK")
+        parts.append(c if re.fullmatch(r"[\w@%+=:,./$<>-]+", c) and "<" not in c else shlex.quote(c))
+    return " ".join(parts)
+
+
+COMMANDS: list[str] = []
+
+
+def note_cmd(section: str, cmd: list[str], work: Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+    prefix = "cd $WORK && " if cwd is not None else ""
+    env_s = "".join(f"{k}={shlex.quote(v)} " for k, v in (env or {}).items())
+    line = f"({section}) {prefix}{env_s}{shown(cmd, work)}"
+    if line not in COMMANDS:
+        COMMANDS.append(line)
+
+
+# --- trees --------------------------------------------------------------------------------------------------
+
+@dataclass
+class Tree:
+    path: Path
+    jobs: int
+    size_kb: float
+    fmt: str
+    files: list[Path] = field(default_factory=list)
+    gen_s: float = 0.0
+    ok: bool = True
+    traj_bytes: int = 0
+    largest: int = 0
+
+
+def make_tree(work: Path, name: str, jobs: int, size_kb: float, fmt: str, args: argparse.Namespace,
+              section: str, spread: float | None = None) -> Tree:
+    path = work / name
+    cmd = [sys.executable, str(GEN), str(path), "--jobs", str(jobs), "--size-kb", f"{size_kb:g}", "--format", fmt,
+           "--seed", str(args.seed), "--procs", str(args.gen_procs)]
+    if spread is not None:
+        cmd += ["--spread", f"{spread:g}"]
+    note_cmd(section, cmd, work)
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, env=clean_env())
+    tree = Tree(path, jobs, size_kb, fmt, gen_s=time.perf_counter() - t0)
+    if p.returncode != 0:
+        print(f"  !! generating {name} failed (exit {p.returncode}):")
+        for ln in p.stderr.strip().splitlines()[-15:]:
+            print(f"     {ln}")
+        tree.ok = False
+        return tree
+    tree.files = sorted(f for f in path.rglob("*") if f.name in TRAJ_NAMES and f.is_file())
+    sizes = [f.stat().st_size for f in tree.files]
+    tree.traj_bytes, tree.largest = sum(sizes), max(sizes, default=0)
+    TREES.append(tree)
+    return tree
+
+
+TREES: list[Tree] = []
+
+
+PYTEST_EXTRA: list[str] = []  # --pytest-args
+
+
+def pytest_cmd(*extra: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", *extra, *PYTEST_EXTRA]
+
+
+def audit_cmd(tree: Tree | str, *extra: str) -> list[str]:
+    name = tree if isinstance(tree, str) else tree.path.name
+    return pytest_cmd(f"--trajaudit={name}", "-q", "-p", "no:cacheprovider", *extra)
+
+
+HYPOTHESIS_OFF = ["-p", "no:hypothesispytest"]
+
+
+def hypothesis_plugin_active() -> bool:
+    """The hypothesis pytest11 plugin is installed and not disabled by --pytest-args."""
+    names = {ep.name for ep in md.entry_points(group="pytest11")}
+    return "hypothesispytest" in names and "no:hypothesispytest" not in PYTEST_EXTRA
+
+
+_EMPTY: dict[tuple[str, ...], Best] = {}
+
+
+def empty_run(work: Path, args: argparse.Namespace, section: str, *extra: str) -> Best:
+    """``pytest --trajaudit=<empty dir>`` (exit 5: no tests ran): the fixed cost of one audit session.
+    Measured once per set of extra options and shared by the sections."""
+    if extra not in _EMPTY:
+        (work / "empty").mkdir(exist_ok=True)
+        cmd = audit_cmd("empty", *extra)
+        note_cmd(section, cmd, work, work)
+        _EMPTY[extra] = best_of(cmd, work, args.repeat, args.timeout, ok_codes=(0, 5), label="empty audit run")
+    return _EMPTY[extra]
+
+
+def marginal(b: Best, zero: Best | None) -> float | None:
+    """Session time minus the session time of the matching zero-item run."""
+    if not b.ok or b.session is None or zero is None or not zero.ok or zero.session is None:
+        return None
+    return max(b.session - zero.session, 0.0)
+
+
+# --- sections -----------------------------------------------------------------------------------------------
+
+def section_a(work: Path, args: argparse.Namespace) -> None:
+    print(f"## (a) Per-item overhead: {args.overhead_jobs:,} jobs × ~{args.tiny_kb:g} KiB trajectories vs a bare "
+          "parametrized test\n", flush=True)
+    tree = make_tree(work, "tiny", args.overhead_jobs, args.tiny_kb, "acp", args, "a")
+    if not tree.ok:
+        return
+    variants: list[tuple[str, list[str]]] = [("", [])]
+    if hypothesis_plugin_active():
+        variants.append((" -p no:hypothesispytest", HYPOTHESIS_OFF))
+    (work / "bare0").mkdir(exist_ok=True)
+    rows = []
+    results = {}
+    for suffix, extra in variants:
+        cmd = audit_cmd(tree, *extra)
+        note_cmd("a", cmd, work, work)
+        audit = best_of(cmd, work, args.repeat, args.timeout, label="audit (a)")
+        items = n_items(audit.counts) if audit.ok else args.overhead_jobs * N_PRINCIPLES_HINT
+        bare_dir = work / "bare"
+        if not bare_dir.exists():
+            bare_dir.mkdir()
+            (bare_dir / "test_bare.py").write_text(
+                "import pytest\n\n\n"
+                f"@pytest.mark.parametrize(\"i\", range({items}))\n"
+                "def test_bare(i):\n"
+                "    pass\n")
+        bcmd = pytest_cmd("bare/test_bare.py", "-q", "-p", "no:cacheprovider", *extra)
+        note_cmd("a", bcmd, work, work)
+        bare = best_of(bcmd, work, args.repeat, args.timeout, label="bare (a)")
+        zcmd = pytest_cmd("bare0", "-q", "-p", "no:cacheprovider", *extra)
+        note_cmd("a", zcmd, work, work)
+        bare_zero = best_of(zcmd, work, args.repeat, args.timeout, ok_codes=(0, 5), label="bare, 0 items (a)")
+        audit_zero = empty_run(work, args, "a", *extra)
+        results[suffix] = (audit, bare)
+        for name, b, z in ((f"pytest --trajaudit{suffix}", audit, audit_zero),
+                           (f"bare parametrized test{suffix}", bare, bare_zero)):
+            n = n_items(b.counts) if b.ok else None
+            m = marginal(b, z)
+            rows.append([name, n, b.wall, b.session, z.session if z.ok else None,
+                         div(b.wall, n) and 1000 * div(b.wall, n), div(b.session, n) and 1000 * div(b.session, n),
+                         div(m, n) and 1000 * div(m, n), b.rss_mb])
+    table(["run", "items", "wall s", "session s", "0-item session s", "wall ms/item", "session ms/item",
+           "marginal ms/item", "peak RSS MiB"], rows)
+    print("marginal ms/item = (session − session of the same command with 0 items) / items; the audit's 0-item run is "
+          "`--trajaudit=empty`, the bare one an empty directory.")
+    audit, bare = results[""]
+    if audit.ok:
+        print(f"audit outcomes: {', '.join(f'{k} {v:,}' for k, v in sorted(audit.counts.items()))} "
+              f"({tree.jobs:,} trajectories of {tree.traj_bytes / tree.jobs / 1024:.1f} KiB on average, each read once)")
+    print(flush=True)
+
+
+def _read_all(files: list[Path]) -> float:
+    t0 = time.perf_counter()
+    n = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            n += len(fh.read())
+    return time.perf_counter() - t0
+
+
+def _orjson_lines(files: list[Path]) -> float:
+    import orjson
+
+    t0 = time.perf_counter()
+    for f in files:
+        with open(f, "rb") as fh:
+            for line in fh:
+                if line.strip():
+                    orjson.loads(line)
+    return time.perf_counter() - t0
+
+
+def anticheat_regex() -> tuple[str, int]:
+    """The anticheat principles' pattern lists (P1 reads, P2 lethal + suspicious) as one alternation."""
+    try:
+        from pytest_trajaudit import settings as s
+
+        pats = [*s.READ_PATTERNS, *s.LETHAL, *s.SUSPICIOUS]
+    except ImportError:  # measure.py run by an interpreter without the package
+        pats = [r"/oracle/", r"solve\.sh", r"/verifier/", r"test_outputs\.py", r"\bconftest\.py"]
+    return "|".join(f"(?:{p})" for p in pats), len(pats)
+
+
+def _regex_pass(files: list[Path], rx: re.Pattern[bytes]) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    hits = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            data = fh.read()
+        hits += sum(1 for _ in rx.finditer(data))
+    return time.perf_counter() - t0, hits
+
+
+def _single_search(files: list[Path], rx: re.Pattern[bytes]) -> float:
+    t0 = time.perf_counter()
+    for f in files:
+        with open(f, "rb") as fh:
+            rx.search(fh.read())
+    return time.perf_counter() - t0
+
+
+def section_b(work: Path, args: argparse.Namespace) -> None:
+    print(f"## (b) Throughput: {args.mbps_jobs} jobs × ~{args.mbps_mb:g} MiB per format\n", flush=True)
+    pat, n_pat = anticheat_regex()
+    rx = re.compile(pat.encode())
+    absent = re.compile(rb"/oracle/answer\.json-not-present")
+    rg = shutil.which("rg")
+    rows = []
+    for fmt in args.formats:
+        tree = make_tree(work, f"big-{fmt}", args.mbps_jobs, args.mbps_mb * 1024, fmt, args, "b")
+        if not tree.ok or not tree.files:
+            continue
+        mib = tree.traj_bytes / MiB
+        cmd = audit_cmd(tree)
+        note_cmd("b", cmd, work, work)
+        audit = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (b, {fmt})")
+        t_read = min(_read_all(tree.files) for _ in range(args.repeat))
+        try:
+            t_orj: float | None = min(_orjson_lines(tree.files) for _ in range(args.repeat))
+        except ImportError:
+            t_orj = None  # orjson missing in this interpreter
+        regex_runs = [_regex_pass(tree.files, rx) for _ in range(args.repeat)]
+        t_rx, hits = min(regex_runs)[0], regex_runs[0][1]
+        t_lit = min(_single_search(tree.files, absent) for _ in range(args.repeat))
+        label = f"{fmt} ({mib:.0f} MiB)"
+        rows.append([label, "read bytes (open + read)", t_read, div(mib, t_read)])
+        rows.append([label, "orjson.loads line by line", t_orj, div(mib, t_orj)])
+        rows.append([label, f"re.finditer, {n_pat} anticheat patterns ({hits} hits)", t_rx, div(mib, t_rx)])
+        rows.append([label, "re.search, one literal, no match", t_lit, div(mib, t_lit)])
+        if rg:
+            rcmd = [rg, "--no-config", "-uuu", "--count-matches", "-e", pat, "--", *map(str, tree.files)]
+            note_cmd("b", [*rcmd[:-len(tree.files)], f"<{len(tree.files)} trajectory files>"], work)
+            r = best_of(rcmd, work, args.repeat, args.timeout, ok_codes=(0, 1), label="rg (b)")
+            rows.append([label, f"rg --count-matches (same {n_pat} patterns)", r.wall, div(mib, r.wall)])
+        m = marginal(audit, empty_run(work, args, "b"))
+        rows.append([label, "pytest --trajaudit, wall", audit.wall, div(mib, audit.wall)])
+        rows.append([label, "pytest --trajaudit, session", audit.session, div(mib, audit.session)])
+        rows.append([label, "pytest --trajaudit, session − empty-run session", m, div(mib, m)])
+    if not rg:
+        print("(rg not on PATH: ripgrep row skipped)\n")
+    table(["trajectories", "method", "seconds", "MiB/s"], rows)
+
+
+def section_c(work: Path, args: argparse.Namespace) -> None:
+    print(f"## (c) xdist: {args.xdist_jobs} jobs × ~{args.xdist_mb:g} MiB, -n 0 vs -n {args.workers}\n", flush=True)
+    try:
+        md.version("pytest-xdist")
+    except md.PackageNotFoundError:
+        print("pytest-xdist not installed: skipped\n")
+        return
+    tree = make_tree(work, "xdist", args.xdist_jobs, args.xdist_mb * 1024, args.xdist_format, args, "c")
+    if not tree.ok:
+        return
+    rows = []
+    variants: list[tuple[str, list[str]]] = [("", [])]
+    if hypothesis_plugin_active():
+        variants.append((" -p no:hypothesispytest", HYPOTHESIS_OFF))
+    speedups = []
+    for suffix, extra in variants:
+        res = {}
+        for n in ("0", str(args.workers)):
+            cmd = audit_cmd(tree, "-n", n, *extra)
+            note_cmd("c", cmd, work, work)
+            b = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (c, -n {n}{suffix})")
+            res[n] = b
+            rows.append([f"-n {n}{suffix}", n_items(b.counts) if b.ok else None, b.wall, b.session, b.rss_mb])
+        a, b = res["0"], res[str(args.workers)]
+        if a.ok and b.ok:
+            speedups.append(f"{a.wall / b.wall:.2f}×{suffix and ' (' + suffix.strip() + ')'}")
+    table(["run", "items", "wall s", "session s", "peak RSS MiB (largest process)"], rows)
+    if speedups:
+        print(f"wall-time speed-up of -n {args.workers} over -n 0: {', '.join(speedups)} "
+              f"({tree.traj_bytes / MiB:.0f} MiB of {args.xdist_format} trajectories; >1 means xdist is faster)\n",
+              flush=True)
+
+
+def section_d(work: Path, args: argparse.Namespace) -> None:
+    empty = empty_run(work, args, "d")
+    print(f"## (d) Peak RSS vs largest trajectory (one job per tree; sizes {', '.join(f'{s:g}' for s in args.rss_mb)} "
+          "MiB)\n", flush=True)
+    rows = []
+    if empty is not None and empty.ok:
+        rows.append(["(empty audit root)", "–", 0, empty.wall, empty.rss_mb, None])
+    for fmt in args.formats:
+        for size in args.rss_mb:
+            tree = make_tree(work, f"rss-{fmt}-{size:g}", 1, size * 1024, fmt, args, "d", spread=0)
+            if not tree.ok or not tree.files:
+                continue
+            cmd = audit_cmd(tree)
+            note_cmd("d", cmd, work, work)
+            b = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (d, {fmt} {size:g} MiB)")
+            mib = tree.largest / MiB
+            rows.append([f"{size:g} MiB", fmt, mib, b.wall, b.rss_mb,
+                         div((b.rss_mb or 0) - (empty.rss_mb if empty and empty.ok else 0), mib) if b.ok else None])
+            shutil.rmtree(tree.path, ignore_errors=True)
+    table(["target", "format", "trajectory MiB", "wall s", "peak RSS MiB", "(RSS − empty run) / trajectory"], rows)
+
+
+_IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)\s*$")
+
+
+def importtime(stmt: str) -> tuple[dict[str, tuple[int, int]], int, int] | None:
+    """({top-level module: (self µs, cumulative µs)}, sum of self µs, number of modules) for ``stmt``."""
+    p = subprocess.run([sys.executable, "-X", "importtime", "-c", stmt], capture_output=True, text=True,
+                       env=clean_env())
+    if p.returncode != 0:
+        print(f"  !! -X importtime -c {stmt!r}: exit {p.returncode}: {p.stderr.strip().splitlines()[-1:]}")
+        return None
+    mods: dict[str, tuple[int, int]] = {}
+    total = count = 0
+    for line in p.stderr.splitlines():
+        m = _IMPORTTIME.match(line)
+        if not m:
+            continue
+        s, c, name = int(m.group(1)), int(m.group(2)), m.group(4)
+        total += s
+        count += 1
+        mods.setdefault(name, (s, c))
+    return mods, total, count
+
+
+def section_e(work: Path, args: argparse.Namespace) -> None:
+    print("## (e) Import time and startup\n", flush=True)
+    rows = []
+    runs = [importtime("import pytest_trajaudit") for _ in range(args.repeat)]
+    runs = [r for r in runs if r]
+    note_cmd("e", [sys.executable, "-X", "importtime", "-c", "import pytest_trajaudit"], work)
+    if runs:
+        cum = min(r[0].get("pytest_trajaudit", (0, 0))[1] for r in runs)
+        rows.append(["`import pytest_trajaudit`: cumulative (-X importtime)", f"{cum / 1000:.1f} ms"])
+        rows.append(["  sum of self times of every import (incl. interpreter startup)",
+                     f"{min(r[1] for r in runs) / 1000:.1f} ms ({runs[0][2]} modules)"])
+    runs = [importtime("import pytest_trajaudit.plugin") for _ in range(args.repeat)]
+    runs = [r for r in runs if r]
+    note_cmd("e", [sys.executable, "-X", "importtime", "-c", "import pytest_trajaudit.plugin"], work)
+    if runs:
+        plug = min(r[0].get("pytest_trajaudit.plugin", (0, 0))[1] for r in runs)
+        pyt = min(r[0].get("pytest", (0, 0))[1] for r in runs)
+        mods = runs[0][0]
+        rows.append(["`pytest_trajaudit.plugin`: cumulative (-X importtime)", f"{plug / 1000:.1f} ms"])
+        rows.append(["  of which `import pytest`", f"{pyt / 1000:.1f} ms"])
+        rows.append(["  of which the rest", f"{(plug - pyt) / 1000:.1f} ms"])
+        rows.append(["  sum of self times of every import (incl. interpreter startup)",
+                     f"{min(r[1] for r in runs) / 1000:.1f} ms ({runs[0][2]} modules)"])
+        heavy = [m for m in ("litellm", "openai", "httpx", "pydantic", "jsonschema", "anyio") if m in mods]
+        rows.append(["  heavy modules imported by the plugin", ", ".join(heavy) or "none"])
+    for label, stmt in (("`python -c pass` wall", "pass"), ("`python -c 'import pytest'` wall", "import pytest")):
+        cmd = [sys.executable, "-c", stmt]
+        note_cmd("e", cmd, work)
+        b = best_of(cmd, work, args.repeat, args.timeout, ok_codes=(0,), label=label)
+        rows.append([label, f"{b.wall * 1000:.0f} ms" if b.ok else "failed"])
+    def _empty_row(label: str, b: Best) -> None:
+        rows.append([label, f"{b.wall * 1000:.0f} ms wall, {b.session or 0:.2f} s session, peak RSS {b.rss_mb:.0f} MiB"
+                     if b.ok else "failed"])
+
+    _empty_row("empty audit run (`pytest --trajaudit=empty -q -p no:cacheprovider`)", empty_run(work, args, "e"))
+    if hypothesis_plugin_active():
+        _empty_row("  … with `-p no:hypothesispytest`", empty_run(work, args, "e", *HYPOTHESIS_OFF))
+    env = {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    cmd = audit_cmd("empty", "-p", "pytest_trajaudit.plugin")
+    note_cmd("e", cmd, work, work, env)
+    _empty_row("  … with PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 -p pytest_trajaudit.plugin",
+               best_of(cmd, work, args.repeat, args.timeout, ok_codes=(0, 5), label="empty run, no autoload", env=env))
+    cmd = pytest_cmd("--version")
+    note_cmd("e", cmd, work, work)
+    b = best_of(cmd, work, args.repeat, args.timeout, ok_codes=(0,), label="pytest --version")
+    rows.append(["`pytest --version` wall (loads every pytest11 plugin)", f"{b.wall * 1000:.0f} ms" if b.ok else "failed"])
+    table(["what", "time"], rows)
+
+
+
+# --- main ---------------------------------------------------------------------------------------------------
+
+def _ver(dist: str) -> str:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return "absent"
+
+
+def _cpu() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "?"
+
+
+def _nproc() -> str:
+    exe = shutil.which("nproc")
+    if exe:
+        p = subprocess.run([exe], capture_output=True, text=True)
+        if p.returncode == 0:
+            return p.stdout.strip()
+    return str(os.cpu_count())
+
+
+def header(args: argparse.Namespace, work: Path) -> None:
+    plugins = sorted({ep.name for ep in md.entry_points(group="pytest11")})
+    mode = "--quick" if args.quick else "default"
+    print(f"# pytest-trajaudit benchmarks ({mode}, best of {args.repeat})\n")
+    print(f"- date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}; host: {platform.system()} {platform.release()}, "
+          f"{_cpu()}, nproc {_nproc()}")
+    print(f"- python {platform.python_version()} ({sys.executable})")
+    print(f"- pytest {_ver('pytest')}, pytest-xdist {_ver('pytest-xdist')}, pluggy {_ver('pluggy')}, "
+          f"orjson {_ver('orjson')}, pytest-trajaudit {_ver('pytest-trajaudit')}")
+    print(f"- pytest11 entry points installed: {', '.join(plugins) or 'none'}")
+    print(f"- ripgrep: {shutil.which('rg') or 'not on PATH'}; work dir: $WORK = {work}")
+    if PYTEST_EXTRA:
+        print(f"- extra options on every pytest run: {shlex.join(PYTEST_EXTRA)}")
+    print()
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 2)[2])
+    ap.add_argument("--quick", action="store_true", help="small sizes: about one minute")
+    ap.add_argument("--repeat", type=int, default=2, help="best of N (default 2)")
+    ap.add_argument("--workdir", type=Path, help="where to generate trees (default: a new temporary directory)")
+    ap.add_argument("--keep", action="store_true", help="keep the generated trees")
+    ap.add_argument("--sections", default="abcde", help="which sections to run (default abcde)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=1800, help="per-run timeout in seconds (default 1800)")
+    ap.add_argument("--gen-procs", type=int, default=min(4, os.cpu_count() or 1), help="gen_runs.py --procs")
+    ap.add_argument("--pytest-args", default="", help="extra options appended to every pytest run, e.g. "
+                    "'-p no:hypothesispytest' (one string, split like a shell)")
+    g = ap.add_argument_group("sizes (defaults: full run / --quick)")
+    g.add_argument("--overhead-jobs", type=int, help="(a) jobs of tiny trajectories (2000 / 200)")
+    g.add_argument("--tiny-kb", type=float, default=4, help="(a) tiny trajectory size in KiB (4)")
+    g.add_argument("--mbps-jobs", type=int, help="(b) jobs (20 / 6)")
+    g.add_argument("--mbps-mb", type=float, help="(b) MiB per trajectory (5 / 2)")
+    g.add_argument("--formats", help="(b, d) trajectory formats: acp,claude (acp,claude / acp)")
+    g.add_argument("--xdist-jobs", type=int, help="(c) jobs (40 / 12)")
+    g.add_argument("--xdist-mb", type=float, default=1, help="(c) MiB per trajectory (1)")
+    g.add_argument("--xdist-format", default="acp", choices=("acp", "claude", "mixed"), help="(c) format (acp)")
+    g.add_argument("--workers", type=int, default=2, help="(c) xdist workers compared with -n 0 (2)")
+    g.add_argument("--rss-mb", help="(d) comma-separated trajectory sizes in MiB (1,10,50 / 1,10)")
+    args = ap.parse_args(argv)
+    q = args.quick
+    args.overhead_jobs = args.overhead_jobs or (200 if q else 2000)
+    args.mbps_jobs = args.mbps_jobs or (6 if q else 20)
+    args.mbps_mb = args.mbps_mb or (2 if q else 5)
+    args.xdist_jobs = args.xdist_jobs or (12 if q else 40)
+    args.formats = [f.strip() for f in (args.formats or ("acp" if q else "acp,claude")).split(",") if f.strip()]
+    bad = [f for f in args.formats if f not in ("acp", "claude", "mixed")]
+    if bad:
+        ap.error(f"unknown format(s): {', '.join(bad)}")
+    args.rss_mb = [float(s) for s in (args.rss_mb or ("1,10" if q else "1,10,50")).split(",") if s.strip()]
+    args.repeat = max(1, args.repeat)
+    PYTEST_EXTRA[:] = shlex.split(args.pytest_args)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    t0 = time.perf_counter()
+    if args.workdir:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        work = Path(tempfile.mkdtemp(prefix="trajaudit-bench-", dir=args.workdir)).resolve()
+    else:
+        work = Path(tempfile.mkdtemp(prefix="trajaudit-bench-")).resolve()
+    (work / "pytest.ini").write_text("[pytest]\n")  # fixes rootdir and config for every run
+    header(args, work)
+    try:
+        for name, func in (("a", section_a), ("b", section_b), ("c", section_c), ("d", section_d), ("e", section_e)):
+            if name in args.sections:
+                func(work, args)
+        if TREES:
+            print("## Generated trees\n")
+            table(["tree", "format", "jobs", "target KiB/job", "trajectories MiB", "generation s", "MiB/s"],
+                  [[t.path.name, t.fmt, t.jobs, t.size_kb, t.traj_bytes / MiB, t.gen_s, div(t.traj_bytes / MiB, t.gen_s)]
+                   for t in TREES])
+        print("## Commands\n")
+        print(f"$WORK holds `pytest.ini` containing `[pytest]`; `python` is {sys.executable}.\n")
+        print("```")
+        for c in COMMANDS:
+            print(c)
+        print("```\n")
+    finally:
+        if args.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    print(f"total time of this measurement: {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Secret redaction (everything the plugin quotes) and the short single-line quote."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_trajaudit.redact import quote, redact
+
+R = "<REDACTED>"
+
+# Synthetic keys in each provider's shape (none is a real credential).
+SECRETS = {
+    "openai": "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4",
+    "openai-project": "sk-proj-" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe",
+    "openrouter": "sk-or-v1-" + "0123456789abcdef0123456789abcdef",
+    "anthropic": "sk-ant-api03-" + "Qw3Er4Ty5Ui6Op7As8Df9Gh0Jk-_Lz",
+    "aws-access-key-id": "AKIA" + "IOSFODNN7EXAMPLE",
+    "github-classic": "ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5",
+    "github-fine-grained": "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKL",
+    "slack-bot": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOp",
+    "google-api": "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+}
+
+
+@pytest.mark.parametrize("name", SECRETS)
+@pytest.mark.parametrize("template", [
+    "{}",
+    "export KEY={}",
+    'client = Client("{}")',
+    "key: {} (from env)",
+])
+def test_every_key_shape_is_redacted(name, template):
+    secret = SECRETS[name]
+    text = template.format(secret)
+    out = redact(text)
+    assert secret not in out
+    assert R in out
+    assert out == text.replace(secret, R)  # nothing around the key is touched
+
+
+@pytest.mark.parametrize("text", [
+    "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abc123def",
+    "curl -H 'authorization: bearer abcdef0123456789abcdef' https://api.example.com",
+])
+def test_bearer_tokens_keep_the_scheme(text):
+    out = redact(text)
+    assert "eyJhbGci" not in out and "abcdef0123456789abcdef" not in out
+    assert ("Bearer " + R in out) or ("bearer " + R in out)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('{"api_key": "my-very-secret-value"}', '{"api_key": "<REDACTED>"}'),
+    ("API_KEY=abc123xyz789", "API_KEY=<REDACTED>"),
+    ("password: hunter2hunter2", "password: <REDACTED>"),
+    ("'client_secret': 'Zm9vYmFyYmF6'", "'client_secret': '<REDACTED>'"),
+    ("GITHUB_TOKEN=abcdef123456 make release", "GITHUB_TOKEN=<REDACTED> make release"),
+])
+def test_key_value_secrets(text, expected):
+    assert redact(text) == expected
+
+
+def test_key_value_holding_a_known_key_shape_is_redacted_once():
+    assert redact('"api_key": "' + SECRETS["openai"] + '"') == '"api_key": "<REDACTED>"'
+
+
+def test_private_key_block():
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234\n-----END RSA PRIVATE KEY-----"
+    assert redact(f"key:\n{pem}\ndone") == f"key:\n{R}\ndone"
+
+
+@pytest.mark.parametrize("text", [
+    "author: John",
+    "max_tokens: 4096",
+    "n_tokens=4096000 tokenizer=sentencepiece",
+    "risk-adjusted-return-calculation-method",  # 'sk-' inside a word is not a key
+    "task-abcdefghijklmnopqrstuvwxyz012",
+    "disk-usage-report-for-all-volumes-2026",
+    "the secret garden; an auth flow; a token bucket",
+    "Output written to /root/unnecessary_aborts.json with 3216 ids.",
+    "sk-short",
+    "AKIA1234",
+    "",
+])
+def test_normal_text_is_untouched(text):
+    assert redact(text) == text
+
+
+def test_key_after_an_escaped_newline_in_raw_json_is_redacted():
+    raw = '"text": "line one\\n' + SECRETS["openai"] + '"'
+    assert redact(raw) == '"text": "line one\\n' + R + '"'
+
+
+def test_quote_is_single_line_and_clipped_to_the_limit():
+    text = "first line\n\n  second   line\t" + "x" * 300
+    q = quote(text, 50)
+    assert len(q) == 50
+    assert q.endswith("…")
+    assert q.startswith("first line second line x")
+    assert "\n" not in q
+
+
+def test_quote_short_text_unchanged_but_whitespace_collapsed():
+    assert quote("a  b\nc") == "a b c"
+    assert quote("") == ""
+    assert quote(None) == ""  # type: ignore[arg-type]
+    assert len(quote("y" * 200)) == 200  # exactly at the default limit: no clipping
+    assert quote("y" * 201) == "y" * 199 + "…"
+
+
+def test_quote_redacts_before_clipping():
+    """A key straddling the clip point must not leak its prefix."""
+    text = "x" * 180 + " " + SECRETS["anthropic"]
+    q = quote(text, 200)
+    assert "sk-ant" not in q
+    assert q == "x" * 180 + " " + R
