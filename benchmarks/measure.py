@@ -636,7 +636,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     g.add_argument("--mbps-jobs", type=int, help="(b) jobs (20 / 6)")
     g.add_argument("--mbps-mb", type=float, help="(b) MiB per trajectory (5 / 2)")
     g.add_argument("--formats", help="(b, d) trajectory formats: acp,claude (acp,claude / acp)")
-    g.add_argument("--xdist-jobs", type=int, help="(c) jobs (40 / 12)")
+    g.add_argument("--xdist-jobs", type=int, help="(c) jobs (100 / 12)")
     g.add_argument("--xdist-mb", type=float, default=1, help="(c) MiB per trajectory (1)")
     g.add_argument("--xdist-format", default="acp", choices=("acp", "claude", "mixed"), help="(c) format (acp)")
     g.add_argument("--workers", type=int, default=2, help="(c) xdist workers compared with -n 0 (2)")
@@ -646,7 +646,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args.overhead_jobs = args.overhead_jobs or (200 if q else 2000)
     args.mbps_jobs = args.mbps_jobs or (6 if q else 20)
     args.mbps_mb = args.mbps_mb or (2 if q else 5)
-    args.xdist_jobs = args.xdist_jobs or (12 if q else 40)
+    args.xdist_jobs = args.xdist_jobs or (12 if q else 100)
     args.formats = [f.strip() for f in (args.formats or ("acp" if q else "acp,claude")).split(",") if f.strip()]
     bad = [f for f in args.formats if f not in ("acp", "claude", "mixed")]
     if bad:

@@ -116,6 +116,9 @@ def _pick_trajectory(ref: JobRef, base: Path) -> tuple[str | None, list[str]]:
         if kind != "missing":
             seen.append(rel)
     for pattern in GLOB_CANDIDATES:
+        prefix = pattern.split("*", 1)[0].rstrip("/")  # literal directory part, e.g. "agent/sessions/projects"
+        if prefix and file_kind(base, prefix) != "dir":
+            continue  # Path.glob follows symlinks: never list a directory outside the job through one
         for p in sorted(base.glob(pattern)):
             rel = str(p.relative_to(base))
             if rel not in seen and file_kind(base, rel) != "missing":

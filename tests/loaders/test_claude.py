@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from pytest_trajaudit.loaders import claude
-from pytest_trajaudit.model import AGENT, OTHER, THOUGHT, TOOL, USER, UnusableInput
-from pytest_trajaudit.safeio import parse_text
+from pytest_trajaudit.loaders.sniff import load_trajectory
+from pytest_trajaudit.model import AGENT, OTHER, THOUGHT, TOOL, USER
+from pytest_trajaudit.safeio import decode_text, parse_text
 from tests.helpers import load_file, load_text
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
@@ -354,13 +355,10 @@ def _raw_tool_uses(path: Path) -> tuple[dict[str, tuple[int, dict]], dict[str, b
 
 
 def _load_tolerant(path: Path):
-    """Load a file, or xfail when safeio rejects stray non-JSON lines (codecanvas claude-code.txt)."""
-    try:
-        return load_file(path)
-    except UnusableInput as exc:
-        if "neither one JSON document nor JSON Lines" in exc.reason:
-            pytest.xfail(f"safeio rejects the stray non-JSON lines in this file: {exc.reason}")
-        raise
+    """Load a stream-json capture the way a job load does: plain-text CLI warning lines between the JSON
+    lines are tolerated in agent/claude-code.txt only (codecanvas has two); every JSON line must parse."""
+    text = decode_text(path.read_bytes(), path)
+    return load_trajectory(parse_text(text, path, log_lines=path.name == "claude-code.txt"), path)
 
 
 def _check_against_raw(path: Path, traj) -> None:
