@@ -45,9 +45,11 @@ class TreeNode(pytest.File):
                 return
         for f in self.bare:
             yield JobNode.from_parent(self, path=f, ref=bare_file(f))
-        if self.walk:
-            for d in subdirs(self.path):
-                yield TreeNode.from_parent(self, path=d, walk=True, bare=self.session_bare(d))
+        state = self.config.stash[STATE_KEY]
+        for d in subdirs(self.path):
+            if self.walk or state.under_root(d) or state.leads_to_root(d) or self.session_bare(d):
+                yield TreeNode.from_parent(self, path=d, walk=self.walk or state.under_root(d),
+                                           bare=self.session_bare(d))
 
     def session_bare(self, d: Path) -> tuple[Path, ...]:
         state = self.config.stash.get(STATE_KEY, None)

@@ -42,6 +42,10 @@ class State:
     def under_root(self, path: Path) -> bool:
         return any(path == r or r in path.parents for r in self.roots)
 
+    def leads_to_root(self, path: Path) -> bool:
+        """``path`` is a proper ancestor of an audit root or of a bare file's directory."""
+        return any(path in t.parents for t in [*self.roots, *(f.parent for f in self.bare_files)])
+
 
 # --- options ------------------------------------------------------------------------------------------------
 
@@ -198,7 +202,10 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector):
     path = _abs(path)
     walk = state.under_root(path)
     bare = tuple(sorted(f for f in state.bare_files if f.parent == path))
-    if walk or bare:
+    # A directory between rootdir and a deeper root must not stay pytest's Dir/Package: a Package imports
+    # its __init__.py. It becomes a TreeNode that only leads towards the roots.
+    leads = not walk and state.leads_to_root(path)
+    if walk or bare or leads:
         return TreeNode.from_parent(parent, path=path, walk=walk, bare=bare)
     return None
 

@@ -196,19 +196,12 @@ def test_root_named_like_a_test_dir(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2)
 
 
-ANCESTOR_INIT_REASON = (
-    "plugin.py/nodes.py gap: pytest_collect_directory returns a TreeNode only AT or UNDER an audit root (or for a "
-    "bare file's parent). The directories between rootdir and a deeper root stay pytest's own Dir/Package, and "
-    "Package.setup() imports their __init__.py before the first item runs")
-
-
-@pytest.mark.xfail(strict=True, reason=ANCESTOR_INIT_REASON)
 @pytest.mark.parametrize("root", ["runs/grp/job", "runs/grp/job/trajectory/acp_trajectory.jsonl"],
                          ids=["deep-root", "bare-file-in-job"])
 def test_init_above_a_deep_root_is_not_imported(pytester: pytest.Pytester, root: str) -> None:
     """Auditing one job (or one trajectory file) inside a hostile tree: the ``__init__.py`` files above it are
-    agent-reachable too and must not be imported. Fails today with markers runs/__init__.py, runs/grp/__init__.py
-    (and job/__init__.py for the bare file)."""
+    agent-reachable too and must not be imported: the directories between rootdir and the root are TreeNodes
+    (never pytest's Dir/Package, whose setup imports __init__.py)."""
     plant_hostile_tree(pytester)
     result = run(pytester, f"--trajaudit={root}", *BASE)
     result.assert_outcomes(passed=2)
