@@ -6,6 +6,7 @@ imports a ``conftest.py``, ``test_*.py`` or ``__init__.py`` from the audited tre
 
 from __future__ import annotations
 
+import functools
 import warnings
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,7 @@ class JobNode(pytest.File):
             item.add_marker(p.family)
             yield item
 
-    @property
+    @functools.cached_property
     def job_id(self) -> str:
         return self.config.stash[STATE_KEY].job_id(self.ref)
 
