@@ -5,9 +5,12 @@ A directory is a *job* when it is:
 - a Harbor trial: ``result.json`` is there and no subdirectory holds a ``result.json`` of its own (a Harbor job
   folder — ``result.json`` with ``n_total_trials`` — always has its trials below it, so it is a container);
 - a Harbor attempt: a directory under ``attempts/`` (``attempts/NNN/``) with any trajectory file;
-- an agent-only dir: ``agent/`` and ``verifier/`` without ``result.json``.
+- an agent-only dir: ``agent/`` and ``verifier/`` without ``result.json``;
+- a SWE-agent instance dir: exactly one ``*.traj`` file and no subdirectory (``<instance>/<instance>.traj``).
 Anything else is a container we walk into. A job's own subfolders are never searched for more jobs.
-A bare trajectory file given directly is a job of its own.
+A bare trajectory file given directly is a job of its own. In a container directory, :func:`loose_files` names
+the files that may be jobs by themselves (``*.traj``) or multi-record files (``output.jsonl``, ``*.eval``,
+``*.json``); which of them are is decided by ``loaders/multi.py`` from their first bytes.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ ANCHOR_CANDIDATES = (
 class JobRef:
     dir: Path
     anchor: Path  # the file the pytest node is anchored on
-    layout: str  # harbor-trial | benchflow-rollout | attempt | agent-dir | bare-file
+    layout: str  # harbor-trial | benchflow-rollout | attempt | agent-dir | swe-agent-dir | bare-file | record
+    member: str | None = None  # one record of a multi-record file (anchor), e.g. an instance id; None otherwise
 
 
 def _lstat(p: Path) -> os.stat_result | None:
@@ -89,7 +93,56 @@ def classify(path: Path) -> JobRef | None:
         for rel in ANCHOR_CANDIDATES[1:]:
             if _exists_nofollow(path / rel):
                 return JobRef(path, path / rel, "agent-dir")
+    traj = _single_traj(path)
+    if traj is not None:
+        return JobRef(path, traj, "swe-agent-dir")
     return None
+
+
+def _single_traj(path: Path) -> Path | None:
+    """The one ``*.traj`` regular file of a directory without subdirectories (SWE-agent's instance dir)."""
+    found: list[Path] = []
+    try:
+        with os.scandir(path) as it:
+            for entry in it:
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        if entry.name not in SKIP_DIRS:
+                            return None
+                    elif entry.name.endswith(".traj") and entry.is_file(follow_symlinks=False):
+                        found.append(Path(entry.path))
+                except OSError:
+                    continue
+    except OSError:
+        return None
+    return found[0] if len(found) == 1 else None
+
+
+# Files in a container directory that may be jobs or multi-record files, by name (never by content here).
+LOOSE_SUFFIXES = (".traj", ".eval", ".json")
+LOOSE_NAMES = ("output.jsonl",)
+NOT_RUNS = {"result.json", "config.json", "lock.json", "package.json", "package-lock.json", "tsconfig.json",
+            "summary.json", "prompts.json"}
+
+
+def loose_files(path: Path) -> list[Path]:
+    """Regular files (never symlinks) directly in ``path`` that may be runs: ``*.traj`` (a SWE-agent trajectory,
+    a job by itself), ``output.jsonl``, ``*.eval`` and ``*.json`` (candidates whose first bytes decide), sorted."""
+    out = []
+    try:
+        with os.scandir(path) as it:
+            for entry in it:
+                name = entry.name
+                if name in NOT_RUNS or not (name.endswith(LOOSE_SUFFIXES) or name in LOOSE_NAMES):
+                    continue
+                try:
+                    if entry.is_file(follow_symlinks=False):
+                        out.append(Path(entry.path))
+                except OSError:
+                    continue
+    except OSError:
+        return []
+    return sorted(out, key=lambda p: p.name)
 
 
 def _has_child_results(path: Path) -> bool:

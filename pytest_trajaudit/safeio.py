@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
 from json import detect_encoding
@@ -92,9 +93,9 @@ def file_kind(base: Path, rel: str) -> str:
     return "special"
 
 
-def read_bytes(base: Path, rel: str, budget: Budget | None = None) -> bytes:
-    """Read a regular file below ``base`` without following symlinks, within the size limits."""
-    budget = budget or Budget()
+def _open_regular(base: Path, rel: str, max_file: int | None) -> int:
+    """An fd on the regular file ``base/rel`` (no symlink anywhere below ``base``, not over ``max_file`` bytes
+    unless ``max_file`` is None)."""
     path = base / rel
     try:
         fd = _open_nofollow(base, rel)
@@ -110,8 +111,20 @@ def read_bytes(base: Path, rel: str, budget: Budget | None = None) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise UnusableInput(path, "not a regular file (FIFOs, devices and directories are never read)")
-        if st.st_size > budget.max_file:
-            raise UnusableInput(path, f"{st.st_size} bytes exceeds the per-file size limit of {budget.max_file} bytes")
+        if max_file is not None and st.st_size > max_file:
+            raise UnusableInput(path, f"{st.st_size} bytes exceeds the per-file size limit of {max_file} bytes")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(base: Path, rel: str, budget: Budget | None = None) -> bytes:
+    """Read a regular file below ``base`` without following symlinks, within the size limits."""
+    budget = budget or Budget()
+    path = base / rel
+    fd = _open_regular(base, rel, budget.max_file)
+    try:
         chunks = []
         total = 0
         while True:
@@ -164,10 +177,11 @@ def decode_text(data: bytes, path: str | Path) -> str:
 
 @dataclass(slots=True)
 class Parsed:
-    kind: str  # "json" | "jsonl" | "text"
-    value: Any  # the document, the list of line values (None for blank lines skipped), or the text
+    kind: str  # "json" | "jsonl" | "text" | "zip"
+    value: Any  # the document, the list of line values (None for blank lines skipped), the text, or a SafeZip
     text: str
     lines: list[int] | None = None  # 1-based source line number of each JSONL value
+    offsets: list[int] | None = None  # character offset in ``text`` where each JSONL value's line starts
 
 
 def looks_like_json(text: str) -> bool:
@@ -188,12 +202,16 @@ def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parse
     except orjson.JSONDecodeError as whole_err:
         values: list[Any] = []
         linenos: list[int] = []
+        offsets: list[int] = []
         lines = text.split("\n")
         if len(lines) < 2 or sum(1 for ln in lines if ln.strip()) < 2:
             raise UnusableInput(path, f"starts like JSON but is not valid JSON: {_short(whole_err)}") from None
+        pos = 0
         for i, line in enumerate(lines, 1):
+            start, pos = pos, pos + len(line) + 1
             if not line.strip():
                 continue
+            offsets.append(start)
             if log_lines and line.lstrip()[:1] not in ("{", "["):
                 values.append(line)
                 linenos.append(i)
@@ -205,7 +223,7 @@ def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parse
                     path, f"neither one JSON document nor JSON Lines: line {i}: {_short(err)}"
                 ) from None
             linenos.append(i)
-        return Parsed("jsonl", values, text, linenos)
+        return Parsed("jsonl", values, text, linenos, offsets)
 
 
 def _short(err: Exception) -> str:
@@ -226,3 +244,201 @@ def load_json_object(base: Path, rel: str, budget: Budget | None = None) -> dict
     if parsed.kind != "json" or not isinstance(parsed.value, dict):
         raise UnusableInput(path, "expected one JSON object")
     return parsed.value
+
+
+# --- collection-time peeks, streaming lines, zip archives ------------------------------------------------------
+
+HEAD_BYTES = 4096  # what collection reads of a loose candidate file to recognise its format
+
+
+def read_head(base: Path, rel: str, n: int = HEAD_BYTES) -> bytes:
+    """The first ``n`` bytes of a regular file below ``base`` (same no-symlink/regular-file rules as
+    :func:`read_bytes`; no size limit: only ``n`` bytes are read, and an oversized file must still be recognised
+    so that its listing can report the limit). Used at collection to recognise a multi-record file."""
+    fd = _open_regular(base, rel, None)
+    try:
+        return os.read(fd, n)
+    except OSError as exc:
+        raise UnusableInput(base / rel, f"cannot read: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def iter_lines(base: Path, rel: str, max_file: int = DEFAULT_MAX_FILE_BYTES, chunk: int = 1 << 20):
+    """Stream ``(line number, raw line bytes)`` of a regular file below ``base`` in one pass, holding at most one
+    line (plus one chunk) in memory; blank lines are skipped. The per-file limit is enforced on the bytes
+    actually read."""
+    path = base / rel
+    fd = _open_regular(base, rel, max_file)
+    try:
+        total = 0
+        lineno = 0
+        pending = b""
+        while True:
+            try:
+                block = os.read(fd, chunk)
+            except OSError as exc:
+                raise UnusableInput(path, f"cannot read: {exc.strerror or exc}") from exc
+            total += len(block)
+            if total > max_file:
+                raise UnusableInput(path, f"grew past the per-file size limit of {max_file} bytes while read")
+            if not block:
+                break
+            pending += block
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                lineno += 1
+                if line.strip():
+                    yield lineno, line
+        if pending.strip():
+            yield lineno + 1, pending
+    finally:
+        os.close(fd)
+
+
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header, or the end record of an empty archive
+MAX_ZIP_ENTRIES = 100_000
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def is_zip(data: bytes) -> bool:
+    return data[:4] in ZIP_MAGIC
+
+
+class SafeZip:
+    """A zip archive read from memory (or, for listing, from an open file: only its central directory), with
+    every member checked before anything is decompressed: no absolute or ``..`` names, no duplicate names, no
+    nested archives, no encryption, only stored/deflate members, each member's declared size within the per-file
+    limit. Reading a member counts the bytes actually decompressed against the same limit (and its declared
+    size): a lying header cannot inflate past it. Nothing is ever extracted to disk."""
+
+    def __init__(self, source: bytes | Any, path: str | Path, max_file: int = DEFAULT_MAX_FILE_BYTES) -> None:
+        import io
+        import zipfile
+
+        self.path = path
+        self.max_file = max_file
+        self.budget: Budget | None = None  # the loading job's budget: decompressed bytes are charged to it
+        fh = io.BytesIO(source) if isinstance(source, bytes | bytearray) else source
+        try:
+            self._zf = zipfile.ZipFile(fh)
+            infos = self._zf.infolist()
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, ValueError, RuntimeError) as exc:
+            raise UnusableInput(path, f"not a valid zip archive: {_short(exc)}") from None
+        if len(infos) > MAX_ZIP_ENTRIES:
+            raise UnusableInput(path, f"zip archive has {len(infos)} entries (more than {MAX_ZIP_ENTRIES})")
+        seen: set[str] = set()
+        self._infos: dict[str, Any] = {}
+        for info in infos:
+            name = info.filename
+            bad = _bad_member_name(name)
+            if bad:
+                raise UnusableInput(path, f"zip member {name[:120]!r}: {bad}")
+            if name in seen:
+                raise UnusableInput(path, f"zip member {name[:120]!r} appears more than once")
+            seen.add(name)
+            if info.is_dir():
+                continue
+            if info.flag_bits & 0x1:
+                raise UnusableInput(path, f"zip member {name[:120]!r} is encrypted")
+            if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+                raise UnusableInput(path, f"zip member {name[:120]!r} uses unsupported compression "
+                                          f"(method {info.compress_type}; only stored and deflate are read)")
+            if name.lower().endswith((".zip", ".eval", ".jar", ".whl")):
+                raise UnusableInput(path, f"zip member {name[:120]!r} is a nested archive (never opened)")
+            if info.file_size > max_file:
+                raise UnusableInput(path, f"zip member {name[:120]!r} declares {info.file_size} bytes, over the "
+                                          f"per-file size limit of {max_file} bytes")
+            self._infos[name] = info
+
+    def names(self) -> list[str]:
+        """Member file names in archive order (directories left out)."""
+        return list(self._infos)
+
+    def read(self, name: str, budget: Budget | None = None) -> bytes:
+        import zipfile
+        import zlib
+
+        budget = budget or self.budget
+        info = self._infos.get(name)
+        if info is None:
+            raise UnusableInput(self.path, f"zip member {name[:120]!r} not found")
+        limit = min(info.file_size, self.max_file)
+        chunks: list[bytes] = []
+        total = 0
+        try:
+            with self._zf.open(info) as fh:
+                while True:
+                    chunk = fh.read(1 << 20)
+                    if not chunk:
+                        break
+                    total += len(chunk)
+                    if total > limit:
+                        raise UnusableInput(self.path, f"zip member {name[:120]!r} inflates past "
+                                                       f"{'its declared size' if limit == info.file_size else 'the per-file size limit'} "
+                                                       f"({limit} bytes)")
+                    chunks.append(chunk)
+        except UnusableInput:
+            raise
+        except (zipfile.BadZipFile, EOFError, OSError, ValueError, RuntimeError, zlib.error) as exc:
+            raise UnusableInput(self.path, f"zip member {name[:120]!r} is corrupt: {_short(exc)}") from None
+        data = b"".join(chunks)
+        if is_zip(data):
+            raise UnusableInput(self.path, f"zip member {name[:120]!r} is a nested zip archive (never opened)")
+        if budget is not None:
+            budget.charge(Path(str(self.path)), len(data))
+        return data
+
+    def read_json(self, name: str, budget: Budget | None = None) -> Any:
+        """A member that must hold one JSON document, decoded and parsed strictly."""
+        label = f"{self.path}!{name}"
+        parsed = parse_text(decode_text(self.read(name, budget), label), label)
+        if parsed.kind != "json":
+            raise UnusableInput(self.path, f"zip member {name[:120]!r} is not one JSON document")
+        return parsed.value
+
+    def close(self) -> None:
+        self._zf.close()
+
+
+def _bad_member_name(name: str) -> str | None:
+    if not name or "\x00" in name:
+        return "empty name or NUL in name"
+    if name.startswith(("/", "\\")) or _DRIVE.match(name):
+        return "absolute member name"
+    if ".." in re.split(r"[\\/]", name):
+        return "member name escapes the archive ('..')"
+    return None
+
+
+class open_zip:  # noqa: N801 - used as a context manager like open()
+    """``with open_zip(base, rel, max_file) as z:`` — the central directory of a zip file below ``base`` (no symlinks,
+    regular file, within the per-file limit), read through the file without loading it; for cheap listings."""
+
+    def __init__(self, base: Path, rel: str, max_file: int = DEFAULT_MAX_FILE_BYTES) -> None:
+        self.base, self.rel, self.max_file = base, rel, max_file
+        self._fh: Any = None
+        self._zip: SafeZip | None = None
+
+    def __enter__(self) -> SafeZip:
+        fd = _open_regular(self.base, self.rel, self.max_file)
+        self._fh = os.fdopen(fd, "rb")
+        try:
+            self._zip = SafeZip(self._fh, self.base / self.rel, self.max_file)
+        except BaseException:
+            self._fh.close()
+            raise
+        return self._zip
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._zip is not None:
+            self._zip.close()
+        if self._fh is not None:
+            self._fh.close()
+
+
+def parse_bytes(data: bytes, path: str | Path, max_file: int = DEFAULT_MAX_FILE_BYTES) -> Parsed:
+    """A zip archive (``Parsed(kind="zip", value=SafeZip)``, e.g. an Inspect ``.eval``) or strict text/JSON."""
+    if is_zip(data):
+        return Parsed("zip", SafeZip(data, path, max_file), "")
+    return parse_text(decode_text(data, path), path)

@@ -167,3 +167,83 @@ def tool_event(
         raw=raw,
         sidechain=sidechain,
     )
+
+
+# --- shell commands: which files a command prints ------------------------------------------------------------
+
+_PRINTERS = {"cat", "head", "tail", "less", "more", "nl", "tac", "bat", "batcat", "strings", "xxd", "od", "hexdump"}
+_SEARCHERS = {"grep", "egrep", "fgrep", "rg"}
+_VALUE_OPTS = {  # options that take a value, per command (everything else is a flag)
+    "head": {"-n", "-c", "--lines", "--bytes"}, "tail": {"-n", "-c", "--lines", "--bytes", "-s"},
+    "grep": {"-e", "-f", "-m", "-A", "-B", "-C", "--max-count", "--include", "--exclude", "--exclude-dir"},
+    "rg": {"-e", "-f", "-g", "-t", "-T", "-m", "-A", "-B", "-C", "--glob", "--type"},
+    "sed": {"-e", "-f"}, "nl": {"-b", "-w", "-s", "-v", "-i"}, "od": {"-t", "-N", "-j", "-A"},
+    "xxd": {"-l", "-s", "-c", "-g"}, "strings": {"-n", "-t"},
+}
+_SEPARATORS = set(";&|()\n")
+_REDIRECTS = {">", ">>", "<", "<<", "<<<", ">|", ">&", "&>", "&>>", "<&", "<>"}
+_WRAPPERS = {"sudo", "env", "command", "exec", "time", "nohup", "nice", "timeout"}
+
+
+def _segments(command: str) -> list[list[str]]:
+    """Simple commands of a shell line: words split the POSIX way, cut at ``; && || | &``, parentheses and
+    newlines; redirections (``2>/dev/null``, ``> f``, ``<<EOF``) removed."""
+    lex = shlex.shlex(command.replace("\\\n", " "), posix=True, punctuation_chars=";&|()<>")
+    lex.whitespace = " \t\r"
+    lex.whitespace_split = True
+    try:
+        toks = list(lex)
+    except ValueError:  # unbalanced quotes: nothing reliable to say
+        return []
+    segments: list[list[str]] = [[]]
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        nxt = toks[i + 1] if i + 1 < len(toks) else ""
+        if tok in _REDIRECTS:
+            i += 2
+        elif tok.isdigit() and nxt in _REDIRECTS:
+            i += 3
+        elif set(tok) <= _SEPARATORS:
+            segments.append([])
+            i += 1
+        else:
+            segments[-1].append(tok)
+            i += 1
+    return [s for s in segments if s]
+
+
+def shell_read_paths(command: str) -> tuple[str, ...]:
+    """Files a shell command prints or searches: ``cat a b``, ``head -n 5 f``, ``tail f``, ``nl f``, ``sed -n 1,5p
+    f``, ``grep pat f d/``. Heuristic (quoting, pipes and redirections handled; variables and globs kept as
+    written); redirection targets are never reads."""
+    out: list[str] = []
+    for words in _segments(command or ""):
+        i = 0
+        while i < len(words) and (words[i] in _WRAPPERS or ("=" in words[i] and words[i][0].isalpha())):
+            i += 1
+        if i >= len(words):
+            continue
+        cmd = words[i].rsplit("/", 1)[-1]
+        opts = _VALUE_OPTS.get("grep" if cmd in ("egrep", "fgrep") else cmd, set())
+        args: list[str] = []
+        flags: set[str] = set()
+        j = i + 1
+        while j < len(words):
+            w = words[j]
+            if w == "--":
+                args.extend(words[j + 1:])
+                break
+            if w.startswith("-") and w != "-":
+                flags.add(w)
+                j += 2 if w in opts else 1
+                continue
+            args.append(w)
+            j += 1
+        if cmd in _PRINTERS:
+            out.extend(a for a in args if a != "-")
+        elif cmd in _SEARCHERS:
+            out.extend(args if flags & {"-e", "-f"} else args[1:])  # the first argument is the pattern
+        elif cmd == "sed" and any(f.startswith("-n") or f == "--quiet" for f in flags):
+            out.extend(args if flags & {"-e", "-f"} else args[1:])  # the first argument is the script
+    return tuple(dict.fromkeys(p for p in out if p and len(p) < 4096))

@@ -15,6 +15,11 @@ FORMAT_MODULES = (
     "codex",
     "atif",
     "miniswe",
+    "sweagent",
+    "openhands",
+    "inspect_ai",
+    "traces",
+    "hooklib",
     "chat",
     "text",
 )

@@ -1,0 +1,517 @@
+"""Inspect AI eval logs: the JSON log (``*.json``) and the ``.eval`` zip, one job per sample × epoch.
+
+- JSON log: ``{version, status, eval, plan, results, stats, samples: [sample]}``.
+- ``.eval``: a zip with ``header.json`` (the log without samples) and one ``samples/<id>_epoch_<n>.json`` per sample,
+  read from memory through :class:`safeio.SafeZip` (never extracted; listing reads only the central directory).
+- A sample: ``{id, epoch, input, target, messages, output, scores, metadata, store, events, error, limit,
+  attachments}`` (older logs: ``transcript: {events, content}``).
+
+Member id: ``<sample id>_epoch_<epoch>`` (the ``.eval`` member's name), so the same sample has the same id in both
+forms. Long strings are deduplicated as ``attachment://<hash>`` (``tc://<hash>`` in older logs), resolved from
+the sample's ``attachments`` (``transcript.content``) before anything is read.
+
+Events, when the sample has ``model``/``tool`` events: the messages before the first assistant message
+(system → other, user → user_message), then in event order: each ``model`` event's output message (reasoning
+parts → agent_thought, text → agent_message), each ``tool`` event as one tool call (``arguments``, ``result``,
+``error``), ``error`` events → other. ``model``/``tool`` events of scoring (inside a ``scorer`` span, or a ``step``
+of type ``scorer`` in older logs: a model-graded scorer) are the grader's, never the agent's: left out and
+counted in ``meta["scorer_events"]``. ``sandbox`` events are the harness's own commands (tool-support probes,
+task setup and teardown, scoring such as ``python taskhelper.py --operation score``) unless they run inside a tool
+call's span: harness ones become ``other`` events ("[harness sandbox exec] …"), never agent actions; the ones
+inside a tool span only lend their exit code to that call's status. Without such events the ``messages`` are used
+(assistant ``tool_calls`` joined to ``tool`` messages by ``tool_call_id``).
+
+Tools: ``bash`` (``cmd``) and ``python`` (``code``) → execute (``paths`` = the files a shell command prints);
+``text_editor``/``str_replace_editor`` → read for ``view``, else edit (``path``); ``web_browser_*``/``web_search``
+→ fetch; ``think`` → think; ``submit`` → other. Status: ``error`` → failed; else the exit code of the tool's
+sandbox command when recorded (0 ok, other failed); else ok (the tool returned normally).
+
+Reward: the first scorer in ``scores`` whose value converts the way Inspect's ``value_to_float`` does (``C``/``I``/
+``P``/``N`` → 1/0/0.5/0, numbers, booleans, yes/no), ``reward_source`` = ``scores.<scorer>.value``; every score
+value is kept in ``meta["scores"]``. Task: ``eval.task`` (``<task>/<sample id>`` when the log holds several samples);
+model: ``eval.model``; agent: the last solver of ``plan.steps``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+from ..model import (
+    AGENT,
+    EDIT,
+    EXECUTE,
+    FETCH,
+    OTHER,
+    READ,
+    THOUGHT,
+    USER,
+    Event,
+    Trajectory,
+    UnusableInput,
+)
+from ..safeio import Parsed, SafeZip, decode_text, is_zip, open_zip, parse_text
+from .common import clip, flatten_text, shell_read_paths, tool_event
+
+NAME = "inspect-ai"
+MULTI = True
+
+_SAMPLE_NAME = re.compile(r"^samples/(.+)\.json$")
+_JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
+_REF = re.compile(r"^(?:attachment|tc)://([0-9a-fA-F]{8,64})$")
+_EDITORS = {"text_editor", "str_replace_editor", "str_replace_based_edit_tool", "edit_file"}
+_VALUE = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0, "yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0,
+          "correct": 1.0, "incorrect": 0.0}
+MAX_DEPTH = 200
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def _is_log(v: Any) -> bool:
+    return isinstance(v, dict) and isinstance(v.get("eval"), dict) and "version" in v and (
+        "samples" in v or "status" in v or "results" in v)
+
+
+def _is_sample(v: Any) -> bool:
+    return isinstance(v, dict) and "epoch" in v and isinstance(v.get("messages"), list) and "input" in v and (
+        "events" in v or "scores" in v or "transcript" in v or "output" in v)
+
+
+def sniff(parsed: Parsed) -> bool:
+    if parsed.kind == "zip":
+        names = parsed.value.names()
+        return "header.json" in names or "_journal/start.json" in names
+    return parsed.kind == "json" and (_is_log(parsed.value) or _is_sample(parsed.value))
+
+
+def claims(name: str, head: bytes) -> str | None:
+    if name.endswith(".eval") and is_zip(head):
+        return "multi"
+    if name.endswith(".json") and _JSON_HEAD.match(head.removeprefix(b"\xef\xbb\xbf")):
+        return "multi"
+    return None
+
+
+# --------------------------------------------------------------------------- members
+
+
+def _natural(s: str) -> list[Any]:
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", s)]
+
+
+def _zip_ids(z: SafeZip) -> list[str]:
+    ids = [m.group(1) for n in z.names() if (m := _SAMPLE_NAME.match(n))]
+    return sorted(ids, key=_natural)
+
+
+def _sample_id(s: dict[str, Any]) -> str:
+    sid = s.get("id")
+    return f"{sid if isinstance(sid, str | int) and not isinstance(sid, bool) else ''}_epoch_{s.get('epoch', 1)}"
+
+
+def members(parsed: Parsed, path: str) -> list[str] | None:
+    if parsed.kind == "zip":
+        return _zip_ids(parsed.value)
+    v = parsed.value
+    if _is_log(v):
+        samples = v.get("samples") or []
+        if not isinstance(samples, list):
+            raise UnusableInput(path, "samples is not a list")
+        return [_sample_id(s) for s in samples if isinstance(s, dict)]
+    return None
+
+
+def scan_members(base: Any, rel: str, max_file: int) -> list[str] | None:
+    """``.eval``: the sample names of the zip's central directory (nothing is decompressed). A JSON log has no
+    index: None (the caller parses it)."""
+    if not rel.endswith(".eval"):
+        return None
+    with open_zip(base, rel, max_file) as z:
+        return _zip_ids(z)
+
+
+# --------------------------------------------------------------------------- attachments
+
+
+class _Refs:
+    def __init__(self, table: dict[str, Any]) -> None:
+        self.table = {k: v for k, v in table.items() if isinstance(v, str)} if isinstance(table, dict) else {}
+        self.unresolved = 0
+
+    def __call__(self, value: Any, depth: int = 0) -> Any:
+        """``value`` with every ``attachment://``/``tc://`` string replaced by its text (one level: an attachment
+        is never itself expanded)."""
+        if depth > MAX_DEPTH:
+            raise ValueError("nesting too deep")
+        if isinstance(value, str):
+            if value.startswith(("attachment://", "tc://")):
+                m = _REF.match(value)
+                if m and m.group(1) in self.table:
+                    return self.table[m.group(1)]
+                self.unresolved += 1
+            return value
+        if isinstance(value, list):
+            return [self(v, depth + 1) for v in value]
+        if isinstance(value, dict):
+            return {k: self(v, depth + 1) for k, v in value.items()}
+        return value
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _parts(content: Any) -> tuple[str, str]:
+    """(text, reasoning) of a message content: a string, or a list of parts (text / reasoning / image ...)."""
+    if isinstance(content, str):
+        return content, ""
+    texts: list[str] = []
+    reasons: list[str] = []
+    if isinstance(content, list):
+        for p in content:
+            if not isinstance(p, dict):
+                continue
+            if p.get("type") == "reasoning":
+                r = p.get("reasoning") if isinstance(p.get("reasoning"), str) else p.get("summary")
+                if isinstance(r, str) and r.strip() and not p.get("redacted"):
+                    reasons.append(r)
+            elif p.get("type") == "text" and isinstance(p.get("text"), str):
+                texts.append(p["text"])
+    return "\n".join(t for t in texts if t), "\n".join(reasons)
+
+
+def _error_text(err: Any) -> str:
+    if isinstance(err, dict):
+        return f"{err.get('type') or 'error'}: {flatten_text(err.get('message'))}"
+    return flatten_text(err) if err else ""
+
+
+def _tool(index: int, fn: str, args: Any, result: Any, error: Any, raw: str, exit_code: int | None) -> Event:
+    args = args if isinstance(args, dict) else ({"input": args} if args not in (None, "") else {})
+    output = result if isinstance(result, str) else flatten_text(result)
+    if error:
+        output = f"{_error_text(error)}\n{output}".strip()
+        status = "failed"
+    elif exit_code is not None:
+        status = "ok" if exit_code == 0 else "failed"
+    else:
+        status = "ok"
+    name = fn or "tool"
+    if name in _EDITORS:
+        kind = READ if str(args.get("command", "")) == "view" else EDIT
+        ev = tool_event(index, name, args, kind=kind, output=output, status=status, raw=raw)
+        ev.command = ""
+        return ev
+    kind = FETCH if name.startswith(("web_browser", "web_search")) else None
+    ev = tool_event(index, name, args, kind=kind, output=output, status=status, raw=raw)
+    if ev.kind == EXECUTE and name != "python" and ev.command:
+        ev.paths = tuple(dict.fromkeys([*ev.paths, *shell_read_paths(ev.command)]))
+    return ev
+
+
+def _prelude(messages: list[Any], refs: _Refs, events: list[Event]) -> None:
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or m.get("role") == "assistant":
+            return
+        text, _ = _parts(refs(m.get("content")))
+        if not text:
+            continue
+        etype = USER if m.get("role") == "user" else OTHER
+        events.append(Event(index=len(events), type=etype, text=clip(text), raw=f"messages[{i}]"))
+
+
+def _assistant(msg: dict[str, Any], refs: _Refs, raw: str, events: list[Event]) -> None:
+    text, reasoning = _parts(refs(msg.get("content")))
+    if reasoning:
+        events.append(Event(index=len(events), type=THOUGHT, text=clip(reasoning), raw=raw))
+    if text.strip():
+        events.append(Event(index=len(events), type=AGENT, text=clip(text), raw=raw))
+
+
+def _tool_spans(evs: list[Any]) -> tuple[dict[str, int], dict[int, int]]:
+    """(span id → index of the tool event it runs, tool-event index → exit code of its last sandbox exec).
+
+    A tool call's span (``span_begin`` with ``type: "tool"``, ``name`` = the function) is written before or after
+    its ``tool`` event depending on the Inspect version; spans and events of one function are paired in order.
+    A span nested in a tool span (``parent_id``) belongs to that call too."""
+    parent: dict[str, str] = {}
+    spans_by_fn: dict[str, list[str]] = {}
+    tools_by_fn: dict[str, list[int]] = {}
+    for i, e in enumerate(evs):
+        if not isinstance(e, dict):
+            continue
+        if e.get("event") == "span_begin" and isinstance(e.get("id"), str):
+            if isinstance(e.get("parent_id"), str):
+                parent[e["id"]] = e["parent_id"]
+            if e.get("type") == "tool":
+                spans_by_fn.setdefault(str(e.get("name") or ""), []).append(e["id"])
+        elif e.get("event") == "tool":
+            tools_by_fn.setdefault(str(e.get("function") or ""), []).append(i)
+    owner: dict[str, int] = {}
+    for fn, spans in spans_by_fn.items():
+        for sid, idx in zip(spans, tools_by_fn.get(fn, []), strict=False):
+            owner[sid] = idx
+
+    def owning(span: Any) -> int | None:
+        seen = 0
+        while isinstance(span, str) and seen < 1000:
+            if span in owner:
+                return owner[span]
+            span, seen = parent.get(span), seen + 1
+        return None
+
+    span_owner: dict[str, int] = {}
+    codes: dict[int, int] = {}
+    for e in evs:
+        if isinstance(e, dict) and e.get("event") == "sandbox" and isinstance(e.get("span_id"), str):
+            idx = owning(e["span_id"])
+            if idx is None:
+                continue
+            span_owner[e["span_id"]] = idx
+            code = e.get("result")
+            if e.get("action") == "exec" and isinstance(code, int) and not isinstance(code, bool):
+                codes[idx] = code
+    return span_owner, codes
+
+
+def _scoring(evs: list[Any]) -> set[int]:
+    """Indexes of the events that belong to scoring: inside a ``scorer`` span (or any span below one), or between
+    a ``step`` begin/end of type ``scorer`` (older logs). A model-graded scorer's model calls are the grader's."""
+    parent: dict[str, str] = {}
+    kind: dict[str, str] = {}
+    for e in evs:
+        if isinstance(e, dict) and e.get("event") == "span_begin" and isinstance(e.get("id"), str):
+            kind[e["id"]] = str(e.get("type") or "")
+            if isinstance(e.get("parent_id"), str):
+                parent[e["id"]] = e["parent_id"]
+
+    def under_scorer(span: Any) -> bool:
+        n = 0
+        while isinstance(span, str) and n < 1000:
+            if kind.get(span) in ("scorer", "scorers"):
+                return True
+            span, n = parent.get(span), n + 1
+        return False
+
+    out: set[int] = set()
+    steps: list[str] = []
+    for i, e in enumerate(evs):
+        if not isinstance(e, dict):
+            continue
+        if e.get("event") == "step":
+            if e.get("action") == "begin":
+                steps.append(str(e.get("type") or ""))
+            elif steps:
+                steps.pop()
+            continue
+        if "scorer" in steps or under_scorer(e.get("span_id")):
+            out.add(i)
+    return out
+
+
+def _from_events(sample: dict[str, Any], evs: list[Any], refs: _Refs, meta: dict[str, Any]) -> list[Event]:
+    events: list[Event] = []
+    _prelude(sample.get("messages") or [], refs, events)
+    in_tool_span, exit_codes = _tool_spans(evs)
+    scoring = _scoring(evs)
+    harness = in_tool = grader = 0
+    for i, e in enumerate(evs):
+        if not isinstance(e, dict):
+            continue
+        kind = e.get("event")
+        raw = f"events[{i}]"
+        if kind in ("model", "tool") and i in scoring:
+            grader += 1  # a model-graded scorer at work: never the agent's words or actions
+            continue
+        if kind == "model":
+            out = e.get("output") if isinstance(e.get("output"), dict) else {}
+            choices = out.get("choices") if isinstance(out.get("choices"), list) else []
+            msg = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
+            if isinstance(msg, dict):
+                _assistant(msg, refs, raw, events)
+            elif e.get("error"):
+                events.append(Event(index=len(events), type=OTHER, text=clip(f"model error: {e['error']}"), raw=raw))
+        elif kind == "tool":
+            events.append(_tool(len(events), str(e.get("function") or ""), refs(e.get("arguments")),
+                                refs(e.get("result")), refs(e.get("error")), raw, exit_codes.get(i)))
+        elif kind == "sandbox":
+            if e.get("span_id") in in_tool_span:
+                in_tool += 1  # the implementation of an agent's tool call: its exit code is on that call
+                continue
+            harness += 1
+            cmd = refs(e.get("cmd")) or refs(e.get("file")) or ""
+            code = e.get("result")
+            events.append(Event(index=len(events), type=OTHER, raw=raw,
+                                text=clip(f"[harness sandbox {e.get('action') or 'exec'}] {flatten_text(cmd)}"
+                                          + (f" (exit {code})" if isinstance(code, int) else ""))))
+        elif kind == "error":
+            err = refs(e.get("error"))
+            events.append(Event(index=len(events), type=OTHER, text=clip(f"error: {_error_text(err)}"), raw=raw))
+    meta["sandbox_events"] = {"harness": harness, "in_tool_calls": in_tool}
+    if grader:
+        meta["scorer_events"] = grader
+    return events
+
+
+def _from_messages(sample: dict[str, Any], refs: _Refs) -> list[Event]:
+    events: list[Event] = []
+    messages = sample.get("messages") or []
+    results: dict[str, dict[str, Any]] = {}
+    for m in messages:
+        if isinstance(m, dict) and m.get("role") == "tool" and isinstance(m.get("tool_call_id"), str):
+            results.setdefault(m["tool_call_id"], m)
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        raw = f"messages[{i}]"
+        role = m.get("role")
+        if role == "assistant":
+            _assistant(m, refs, raw, events)
+            for j, call in enumerate(m.get("tool_calls") or []):
+                if not isinstance(call, dict):
+                    continue
+                res = results.get(call.get("id")) if isinstance(call.get("id"), str) else None
+                fn = call.get("function")
+                fn = fn.get("name") if isinstance(fn, dict) else fn
+                events.append(_tool(len(events), str(fn or ""), refs(call.get("arguments")),
+                                    refs(res.get("content")) if res else "", refs(res.get("error")) if res else None,
+                                    f"{raw}.tool_calls[{j}]", None))
+                if res is None:
+                    events[-1].status = "unknown"
+        elif role in ("user", "system"):
+            text, _ = _parts(refs(m.get("content")))
+            if text:
+                events.append(Event(index=len(events), type=USER if role == "user" else OTHER, text=clip(text),
+                                    raw=raw))
+    return events
+
+
+def _value(v: Any) -> float | None:
+    if isinstance(v, bool):
+        return 1.0 if v else 0.0
+    if isinstance(v, int | float):
+        return float(v)
+    if isinstance(v, str):
+        s = v.strip()
+        if s in _VALUE or s.lower() in _VALUE:
+            return _VALUE.get(s, _VALUE.get(s.lower()))
+        try:
+            return float(s)
+        except ValueError:
+            return None
+    return None
+
+
+def _scores(sample: dict[str, Any]) -> tuple[dict[str, Any], float | None, str | None]:
+    scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
+    values = {}
+    reward = source = None
+    for name, sc in scores.items():
+        val = sc.get("value") if isinstance(sc, dict) else None
+        values[name] = val if isinstance(val, str | int | float | bool | type(None)) else str(val)[:200]
+        f = _value(val)
+        if reward is None and f is not None:
+            reward, source = f, f"scores.{name}.value"
+    return values, reward, source
+
+
+def _header_meta(header: dict[str, Any]) -> dict[str, Any]:
+    ev = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    steps = header.get("plan", {}).get("steps") if isinstance(header.get("plan"), dict) else None
+    solvers = [s.get("solver") for s in steps if isinstance(s, dict) and isinstance(s.get("solver"), str)] \
+        if isinstance(steps, list) else []
+    pkgs = ev.get("packages") if isinstance(ev.get("packages"), dict) else {}
+    meta = {"agent": solvers[-1] if solvers else "inspect-ai", "solvers": solvers,
+            "model": ev.get("model") if isinstance(ev.get("model"), str) else "",
+            "eval_task": ev.get("task") if isinstance(ev.get("task"), str) else "",
+            "run_id": ev.get("run_id"), "inspect_ai": pkgs.get("inspect_ai"), "log_status": header.get("status")}
+    ds = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
+    meta["dataset_samples"] = ds.get("samples") if isinstance(ds.get("samples"), int) else None
+    return meta
+
+
+def _build(header: dict[str, Any], sample: dict[str, Any], path: str, member: str, raw_text: str,
+           n_samples: int) -> tuple[Trajectory, dict[str, Any]]:
+    meta = _header_meta(header)
+    transcript = sample.get("transcript") if isinstance(sample.get("transcript"), dict) else {}
+    table = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
+    if isinstance(transcript.get("content"), dict):
+        table = {**transcript["content"], **table}
+    refs = _Refs(table)
+    evs = sample.get("events") if isinstance(sample.get("events"), list) else transcript.get("events")
+    evs = evs if isinstance(evs, list) else []
+    if any(isinstance(e, dict) and e.get("event") in ("model", "tool") for e in evs):
+        events = _from_events(sample, evs, refs, meta)
+        meta["source"] = "events"
+    else:
+        events = _from_messages(sample, refs)
+        meta["source"] = "messages"
+    values, reward, source = _scores(sample)
+    meta["scores"] = values
+    meta["sample_id"], meta["epoch"] = sample.get("id"), sample.get("epoch")
+    if refs.unresolved:
+        meta["unresolved_attachments"] = refs.unresolved
+    err = sample.get("error")
+    exception = _error_text(err)[:500] if err else None
+    if isinstance(sample.get("limit"), dict):
+        meta["limit"] = sample["limit"]
+        exception = exception or f"limit reached: {sample['limit'].get('type', '')}"
+    traj = Trajectory(format=NAME, source=path, events=events, meta=meta)
+    traj.raw_text = raw_text
+    task = meta["eval_task"] or "inspect"
+    if (meta.get("dataset_samples") or 0) > 1 or n_samples > 1:
+        task = f"{task}/{sample.get('id')}"
+    info = {"task": task, "trial": member, "agent": meta["agent"], "model": meta["model"],
+            "reward": reward, "reward_source": source, "exception": exception}
+    return traj, info
+
+
+def _distinct_samples(ids: list[str]) -> int:
+    return len({i.rsplit("_epoch_", 1)[0] for i in ids})
+
+
+def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dict[str, Any]]:
+    if parsed.kind == "zip":
+        z: SafeZip = parsed.value
+        budget = z.budget
+        name = f"samples/{member}.json"
+        if name not in z.names():
+            raise UnusableInput(path, f"no sample {member!r} in this log")
+        header = z.read_json("header.json", budget) if "header.json" in z.names() else \
+            z.read_json("_journal/start.json", budget)
+        data = z.read(name, budget)
+        text = decode_text(data, f"{path}!{name}")
+        doc = parse_text(text, f"{path}!{name}")
+        if doc.kind != "json":
+            raise UnusableInput(path, f"zip member {name!r} is not one JSON document")
+        sample = doc.value
+        if not isinstance(sample, dict) or not isinstance(header, dict):
+            raise UnusableInput(path, f"zip member {name!r} is not a sample object")
+        return _build(header, sample, path, member, text, _distinct_samples(_zip_ids(z)))
+    v = parsed.value
+    samples = [s for s in (v.get("samples") or []) if isinstance(s, dict)]
+    sample = next((s for s in samples if _sample_id(s) == member), None)
+    if sample is None:
+        raise UnusableInput(path, f"no sample {member!r} in this log")
+    header = {k: val for k, val in v.items() if k != "samples"}
+    raw = orjson.dumps(sample).decode()
+    return _build(header, sample, path, member, raw, _distinct_samples([_sample_id(s) for s in samples]))
+
+
+def load(parsed: Parsed, path: str) -> Trajectory:
+    """A log holding exactly one sample, or one sample file on its own (``samples/<id>_epoch_<n>.json``)."""
+    if parsed.kind == "json" and _is_sample(parsed.value):
+        member = _sample_id(parsed.value)
+        traj, _ = _build({}, parsed.value, path, member, parsed.text, 1)
+        return traj
+    ids = members(parsed, path) or []
+    if len(ids) != 1:
+        raise UnusableInput(path, f"log holds {len(ids)} samples: each sample is a job of its own "
+                                  "(a multi-record file)")
+    traj, _ = load_member(parsed, path, ids[0])
+    return traj
+
+
+__all__ = ["NAME", "MULTI", "sniff", "claims", "members", "scan_members", "load_member", "load"]

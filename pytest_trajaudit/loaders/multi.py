@@ -1,0 +1,254 @@
+"""Multi-record files: one file holding several runs, each audited as a job of its own.
+
+Examples: an OpenHands evaluation ``output.jsonl`` (one instance per line), an Inspect AI log (``.json`` or
+``.eval``: one sample × epoch each), trace-grader's ``traces.json`` (several runs).
+
+The format-module interface (plain Python, no pytest):
+
+- ``MULTI = True`` — the module can read files holding several runs;
+- ``members(parsed, path) -> list[str]`` — the stable member ids of a parsed file, in file order (an instance id,
+  ``<sample id>_epoch_<n>``, a run id). Ids are any non-empty strings without control characters; they must be
+  unique (a duplicate makes the whole file unusable input);
+- ``load_member(parsed, path, member) -> (Trajectory, dict)`` — one member's trajectory (the module sets
+  ``Trajectory.raw_text`` to the member's own text) and its job metadata, keys ``task, trial, agent, model,
+  reward, reward_source, exception`` (all optional; ``reward`` a number, ``reward_source`` names the field);
+- ``claims(name, head) -> "multi" | "single" | None`` (optional) — at collection, from the file name and its first
+  4 KiB only: this file is one of the module's multi-record files ("multi"), a single run of the format
+  ("single"), or neither. A loose file in a walked directory becomes a job only when a module claims it; a file
+  given directly is always a job (a container when claimed "multi");
+- ``scan_members(base, rel, max_file) -> list[str] | None`` (optional) — the same ids as ``members`` without
+  parsing the whole file (one streaming pass over JSON Lines reading only ids; the zip central directory); None
+  when it has no cheap way for this file. Then listing parses the file.
+
+A module may also define ``load(parsed, path)`` for a file of its format holding one run.
+
+Collection lists the members (:func:`list_members`) and makes one node per member, named by
+:func:`node_name`; loading a member (:func:`load_record`) parses the container once per process (a one-entry
+cache keyed by the file's identity, replaced by the next container and dropped when a single-file job loads).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from ..discovery import JobRef
+from ..model import Trajectory, UnusableInput
+from ..safeio import HEAD_BYTES, Budget, Parsed, parse_bytes, read_bytes, read_head
+from .sniff import detect
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._@+=,#-]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+NODE_NAME_MAX = 200
+RECORD = "record"  # JobRef.layout of a member and of the container itself
+
+
+# --------------------------------------------------------------------------- ids
+
+
+def node_name(member: str) -> str:
+    """The pytest node name of a member: the id itself when it is safe in a node id (letters, digits and
+    ``._@+=,#-``), else the id with every other character replaced by ``_`` (``::``, ``[``, ``/``, spaces
+    would break node-id parsing or shell use)."""
+    name = _UNSAFE.sub("_", member)[:NODE_NAME_MAX]
+    return name or "_"
+
+
+def checked_members(ids: Any, path: str | Path) -> list[str]:
+    """Validate what a module's ``members``/``scan_members`` returned: a list of unique, non-empty strings
+    without control characters whose node names are unique too. Anything else is unusable input."""
+    if not isinstance(ids, list):
+        raise UnusableInput(path, "holds a single run, not several records")
+    seen: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for m in ids:
+        if not isinstance(m, str) or not m:
+            raise UnusableInput(path, f"record with an empty or non-string id ({m!r:.60})")
+        if _CONTROL.search(m):
+            raise UnusableInput(path, f"record id {m[:80]!r} contains control characters")
+        if m in seen:
+            raise UnusableInput(path, f"duplicate record id {m[:120]!r}")
+        seen[m] = m
+        n = node_name(m)
+        if n in names:
+            raise UnusableInput(path, f"record ids {names[n][:80]!r} and {m[:80]!r} share the node name {n!r}")
+        names[n] = m
+    return ids
+
+
+def member_ref(container: JobRef, member: str) -> JobRef:
+    return JobRef(container.dir, container.anchor, RECORD, member)
+
+
+# --------------------------------------------------------------------------- collection
+
+
+def _multi_modules() -> list[Any]:
+    from .sniff import loaders
+
+    return [m for m in loaders() if hasattr(m, "claims")]
+
+
+def claim(path: Path, max_file: int | None = None) -> tuple[str, Any] | None:
+    """("multi" | "single", module) when a format module claims the file from its name and first 4 KiB (read
+    whatever the file's size: the limits are enforced when it is listed or loaded); None when none does, or when
+    the head cannot be read (a file given directly is then left to the normal load, which reports why)."""
+    try:
+        head = read_head(path.parent, path.name, HEAD_BYTES)
+    except UnusableInput:
+        return None
+    for mod in _multi_modules():
+        try:
+            verdict = mod.claims(path.name, head)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            continue
+        if verdict in ("multi", "single"):
+            return verdict, mod
+    return None
+
+
+def list_members(ref: JobRef, max_file: int, mod: Any = None) -> list[str]:
+    """The member ids of a container, cheaply: the module's ``scan_members`` when it has one, else a parse of
+    the file (bounded by the per-file limit). Raises :class:`UnusableInput` with one line."""
+    path = ref.anchor
+    try:
+        if mod is not None and hasattr(mod, "scan_members"):
+            ids = mod.scan_members(ref.dir, path.name, max_file)
+            if ids is not None:
+                return checked_members(ids, path)
+        parsed = _container(ref, max_file)
+        mod = _multi_module(parsed, path)
+        return checked_members(mod.members(parsed, str(path)), path)
+    except UnusableInput:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        raise UnusableInput(path, f"malformed multi-record file: {type(exc).__name__}: {str(exc)[:160]}") from None
+
+
+# --------------------------------------------------------------------------- loading
+
+_cache: tuple[tuple[Any, ...], Parsed] | None = None
+
+
+def release() -> None:
+    """Drop the cached container (called when a single-file job loads)."""
+    global _cache
+    _cache = None
+
+
+def _identity(path: Path) -> tuple[Any, ...] | None:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _container(ref: JobRef, max_file: int, budget: Budget | None = None) -> Parsed:
+    """The parsed container file, from the one-entry cache when the file is unchanged. A job's budget is
+    charged the file's size on a cache hit too, so the limits never depend on the cache."""
+    global _cache
+    path = ref.anchor
+    key = _identity(path)
+    if key is not None and _cache is not None and _cache[0] == key:
+        if budget is not None:
+            budget.charge(path, key[3])
+        return _cache[1]
+    _cache = None
+    data = read_bytes(ref.dir, path.name, budget or Budget(max_file, max_file))
+    parsed = parse_bytes(data, path, max_file)
+    if key is not None and _identity(path) == key:
+        _cache = (key, parsed)
+    return parsed
+
+
+def _multi_module(parsed: Parsed, path: Path) -> Any:
+    mod = detect(parsed)
+    if mod is None:
+        shape = parsed.kind if parsed.kind != "json" else type(parsed.value).__name__
+        raise UnusableInput(path, f"no known multi-record format matches this {shape} file")
+    if not getattr(mod, "MULTI", False):
+        raise UnusableInput(path, f"a {mod.NAME} file holds a single run, not several records")
+    return mod
+
+
+def load_record(ref: JobRef, budget: Budget) -> tuple[Trajectory, dict[str, Any]]:
+    """One member of a multi-record file: its trajectory and its job metadata."""
+    path = ref.anchor
+    member = ref.member or ""
+    parsed = _container(ref, budget.max_file, budget)
+    if parsed.kind == "zip":
+        parsed.value.budget = budget  # members read from the archive count against this job's limit
+    try:
+        mod = _multi_module(parsed, path)
+        ids = checked_members(mod.members(parsed, str(path)), path)
+        if member not in ids:
+            raise UnusableInput(path, f"no record {member[:120]!r} in this file")
+        traj, info = mod.load_member(parsed, str(path), member)
+    except UnusableInput:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        raise UnusableInput(path, f"malformed record {member[:80]!r}: {type(exc).__name__}: {str(exc)[:160]}") from None
+    traj.meta.setdefault("member", member)
+    return traj, info if isinstance(info, dict) else {}
+
+
+# --------------------------------------------------------------------------- scripts
+
+
+def file_jobs(path: Path, max_file: int, *, given: bool) -> list[JobRef]:
+    """The jobs of one file: one per member when a module claims it "multi", the file itself when claimed
+    "single" (or given directly), nothing otherwise. A container whose members cannot be listed is returned
+    as itself (``member=None``): loading it reports why."""
+    from ..discovery import bare_file
+
+    if path.name.endswith(".traj"):
+        return [bare_file(path)]
+    c = claim(path, max_file)
+    if c is None:
+        return [bare_file(path)] if given else []
+    verdict, mod = c
+    if verdict == "single":
+        return [bare_file(path)]
+    container = JobRef(path.parent, path, RECORD)
+    try:
+        return [member_ref(container, m) for m in list_members(container, max_file, mod)]
+    except UnusableInput:
+        return [container]
+
+
+def find_all_jobs(root: Path, max_file: int = 512 * 1024 * 1024) -> list[JobRef]:
+    """Every job under ``root`` as the plugin collects them: directory jobs, loose files a format claims, one ref
+    per member of a multi-record file (for scripts and tests; the plugin walks lazily through its nodes)."""
+    from ..discovery import classify, loose_files, subdirs
+
+    root = Path(os.path.abspath(root))
+    try:
+        st = os.lstat(root)
+    except OSError:
+        return []
+    if stat.S_ISREG(st.st_mode):
+        return file_jobs(root, max_file, given=True)
+    if not stat.S_ISDIR(st.st_mode):
+        return []
+    out: list[JobRef] = []
+    stack = [root]
+    while stack:
+        d = stack.pop()
+        ref = classify(d)
+        if ref is not None:
+            out.append(ref)
+            continue
+        for f in loose_files(d):
+            out.extend(file_jobs(f, max_file, given=False))
+        stack.extend(reversed(subdirs(d)))
+    return out
+
+
+__all__ = ["RECORD", "claim", "list_members", "load_record", "node_name", "checked_members", "member_ref",
+           "release", "file_jobs", "find_all_jobs"]
