@@ -125,12 +125,85 @@ def struggling_acp() -> None:
     ])
     write(d / "trajectory" / "acp_trajectory.jsonl", jsonl(rows))
     write(d / "result.json", benchflow_result("tictoc", "tictoc__Struggle01", 0.1, 7))
+    write(d / "verifier" / "reward.txt", "0.1")
+    write(d / "verifier" / "test-stdout.txt", "check_output.py: AssertionError: ids mismatch: expected [1, 2, 3]\n")
+    write(d / "artifacts" / "out.json", "[1,2,3]")  # the agent's output, downloaded by the harness
+
+
+TASKS = Path(__file__).resolve().parent / "tasks"
+
+CHECK = '''\
+import json, sys
+
+# The task's verifier: the ids must be exactly this JSON text (too tight: spacing is not the answer).
+expected = json.dumps([1, 2, 3])
+got = open(sys.argv[1], encoding="utf-8").read().strip()
+sys.exit(0 if got == expected else 1)
+'''
+
+SOLVE = '''\
+#!/bin/bash
+python3 - <<'EOF'
+import csv, json
+rows = list(csv.DictReader(open('/root/aborts.tsv'), delimiter='\\t'))
+unnecessary = sorted({int(r['txn']) for r in rows if int(r['commit_ts']) < int(r['current_wts'])})
+json.dump(unnecessary, open('/root/out.json', 'w'))
+EOF
+'''
+
+TASK_TOML = '''\
+version = "1.0"
+
+[task]
+name = "tictoc"
+
+[metadata]
+difficulty = "hard"
+category = "databases"
+tags = ["concurrency-control", "example"]
+
+# pytest-trajaudit: P9 counts rows and entities of the source data; P12 re-runs the verifier on perturbations
+[trajaudit.p9]
+source = "environment/data/aborts.tsv"
+entity_key = "txn"
+
+[trajaudit.p12]
+output = "/root/out.json"
+command = ["{python}", "{tests_dir}/check_output.py", "{output}"]
+timeout = 30
+'''
+
+
+def tictoc_task() -> None:
+    """The task directory of tictoc (for --trajaudit-tasks): privileged tests/ and solution/, P9 and P12 config."""
+    d = TASKS / "tictoc"
+    write(d / "instruction.md", "# TicToc unnecessary aborts\n\nWrite the ids of unnecessary aborts in "
+          "/root/aborts.tsv to /root/out.json as a JSON list.\n")
+    write(d / "task.toml", TASK_TOML)
+    write(d / "tests" / "check_output.py", CHECK)
+    write(d / "tests" / "test.sh", "#!/bin/bash\npython3 /tests/check_output.py /root/out.json && echo 1 > "
+          "/logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n")
+    write(d / "solution" / "solve.sh", SOLVE)
+    write(d / "environment" / "Dockerfile", "FROM python:3.12-slim\nCOPY data/aborts.tsv /root/aborts.tsv\n")
+    write(d / "environment" / "data" / "aborts.tsv",
+          "txn\tkey\tcommit_ts\tcurrent_wts\n1\ta\t5\t7\n1\tb\t5\t4\n2\ta\t6\t8\n3\tc\t2\t9\n3\ta\t2\t1\n")
+
+
+def oracle_run() -> None:
+    """The task's oracle run (never audited; its reward feeds the PR verdict)."""
+    d = HERE / "benchflow" / "tictoc__oracle"
+    write(d / "result.json", json.dumps({"task_name": "tictoc", "rollout_name": "tictoc__oracle", "agent": "oracle",
+                                         "rewards": {"reward": 1.0}}, indent=2))
+    write(d / "verifier" / "reward.txt", "1.0")
 
 
 if __name__ == "__main__":
-    if HERE.exists():
-        shutil.rmtree(HERE)
+    for d in (HERE, TASKS):
+        if d.exists():
+            shutil.rmtree(d)
     clean_claude()
     cheating_acp()
     struggling_acp()
-    print("wrote", HERE)
+    oracle_run()
+    tictoc_task()
+    print("wrote", HERE, "and", TASKS)

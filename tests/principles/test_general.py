@@ -16,10 +16,11 @@ from tests.principles.builders import MODES, acp_job, job, msg, read, run, sh, t
 GENERAL = ("P4", "P6", "P7", "P8", "P10", "P14", "P15")
 
 
-def test_general_family_registered_as_c0():
+def test_general_family_registered_with_the_documented_tiers():
     reg = registry()
-    assert {c for c, p in reg.items() if p.family == "general"} == set(GENERAL)
-    assert all(reg[c].tier == "C0" for c in GENERAL)
+    assert {c for c, p in reg.items() if p.family == "general"} == set(GENERAL) | {"P3", "P5", "P9", "P11", "P12", "P13"}
+    assert all(reg[c].tier == "C0" for c in GENERAL + ("P9", "P11"))
+    assert {c: reg[c].tier for c in ("P3", "P5", "P12", "P13")} == {"P3": "C2", "P5": "C1", "P12": "C1", "P13": "C2"}
     assert [c for c in GENERAL if not reg[c].affects_verdict] == ["P15"]
 
 

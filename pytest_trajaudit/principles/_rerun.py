@@ -1,0 +1,216 @@
+"""P12's verifier re-run: the task's own verifier (trusted, from the task directory) in a subprocess on syntactic
+perturbations of the agent's output artifact (data, copied to a private temp dir; never imported or executed).
+
+task.toml::
+
+    [trajaudit.p12]
+    output = "/root/answer.json"                 # where the agent wrote its output (container path)
+    command = ["python", "{tests_dir}/check.py", "{output}"]   # exit 0 = pass; run with cwd = a temp dir
+    timeout = 60                                 # optional, seconds (default: Settings.verifier_timeout)
+
+Placeholders: ``{output}`` (the perturbed artifact's path), ``{tests_dir}`` (a private copy of the task's
+``tests/``), ``{task_dir}``, ``{python}`` (this interpreter). The same values are in the environment as
+``TRAJAUDIT_OUTPUT``, ``TRAJAUDIT_TESTS_DIR``, ``TRAJAUDIT_TASK_DIR``. The artifact is looked up in the job at
+``artifacts/<output path without the leading />`` then ``artifacts/<file name>``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from ..model import Finding, Job, Task, UnusableInput
+from ..safeio import Budget, file_kind, read_bytes
+from ..settings import Settings
+
+CODE_SUFFIXES = {".py", ".pyc", ".pth", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".so", ".dll", ".jar",
+                 ".exe", ".bin", ".ipynb", ".php", ".lua", ".r", ".go", ".rs", ".c", ".cc", ".cpp", ".java"}
+MAX_CAPTURE = 4000
+
+
+def _na(reason: str, **extra: Any) -> Finding:
+    return Finding.na(reason, {"checked": False, "perturbations_passing": [], **extra})
+
+
+def _find_artifact(job: Job, output: str) -> str | None:
+    for rel in (f"artifacts/{output.lstrip('/')}", f"artifacts/{Path(output).name}"):
+        if ".." in Path(rel).parts:
+            continue
+        if file_kind(job.dir, rel) == "file":
+            return rel
+    return None
+
+
+def perturbations(data: bytes) -> list[tuple[str, bytes]]:
+    """Allowed syntactic perturbations (audit-general.md P12), each distinct from the original and each other."""
+    out: list[tuple[str, bytes]] = []
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return out
+    doc: Any = None
+    is_json = False
+    try:
+        doc = json.loads(text)
+        is_json = True
+    except ValueError:
+        pass
+    cands: list[tuple[str, str]] = []
+    if is_json:
+        cands.append(("whitespace: compact JSON", json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
+        cands.append(("whitespace: JSON with spaces", json.dumps(doc, ensure_ascii=False)))
+        cands.append(("whitespace: indented JSON", json.dumps(doc, ensure_ascii=False, indent=2)))
+        cands.append(("key order reversed", json.dumps(_reverse_keys(doc), ensure_ascii=False)))
+        cands.append(("integral floats as ints", json.dumps(_floats_to_ints(doc), ensure_ascii=False)))
+        cands.append(("ints as floats", json.dumps(_ints_to_floats(doc), ensure_ascii=False)))
+    else:
+        lines = [" ".join(ln.split()) for ln in text.splitlines()]
+        cands.append(("whitespace normalized", "\n".join(lines) + ("\n" if text.endswith("\n") else "")))
+    if text.endswith("\n"):
+        cands.append(("trailing newline removed", text.rstrip("\n")))
+    else:
+        cands.append(("trailing newline added", text + "\n"))
+    seen = {text}
+    for name, t in cands:
+        if t not in seen:
+            seen.add(t)
+            out.append((name, t.encode("utf-8")))
+    return out
+
+
+def _reverse_keys(v: Any) -> Any:
+    if isinstance(v, dict):
+        return {k: _reverse_keys(v[k]) for k in reversed(list(v))}
+    if isinstance(v, list):
+        return [_reverse_keys(x) for x in v]
+    return v
+
+
+def _floats_to_ints(v: Any) -> Any:
+    if isinstance(v, float) and v.is_integer() and abs(v) < 2**53:
+        return int(v)
+    if isinstance(v, dict):
+        return {k: _floats_to_ints(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_floats_to_ints(x) for x in v]
+    return v
+
+
+def _ints_to_floats(v: Any) -> Any:
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) < 2**53:
+        return float(v)
+    if isinstance(v, dict):
+        return {k: _ints_to_floats(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_ints_to_floats(x) for x in v]
+    return v
+
+
+def _copy_tests(task: Task, dest: Path) -> None:
+    """Copy the task's tests/ (regular files only, no symlinks) into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for f in task.privileged:
+        if not f.rel.startswith("tests/"):
+            continue
+        target = dest / f.rel[len("tests/"):]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            target.write_bytes(read_bytes(task.dir, f.rel, Budget(64 * 2**20, 64 * 2**20)))
+        except UnusableInput:
+            continue
+
+
+def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[str, int | None, str]:
+    """Run the verifier in its own session; on timeout kill the whole process group (a ``bash test.sh`` that
+    started a hung ``python`` would otherwise leave it running after the shell is killed)."""
+    try:
+        p = subprocess.Popen(cmd, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+    except OSError as exc:
+        return "error", None, f"{type(exc).__name__}: {exc}"
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            p.kill()
+        p.wait()
+        if p.stdout is not None:
+            p.stdout.close()
+        return "timeout", None, ""
+    tail = out[-MAX_CAPTURE:].decode("utf-8", "replace")
+    return ("pass" if p.returncode == 0 else "fail"), p.returncode, tail
+
+
+def rerun_perturbations(job: Job, task: Task, cfg: Settings) -> Finding:
+    conf = task.trajaudit_config().get("p12")
+    if not isinstance(conf, dict) or not conf.get("command") or not conf.get("output"):
+        return _na("the task declares no verifier re-run ([trajaudit.p12] command + output in task.toml)")
+    output = str(conf["output"])
+    command = conf["command"]
+    if isinstance(command, str):
+        command = command.split()
+    if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
+        return _na("[trajaudit.p12] command must be a list of strings")
+    if Path(output).suffix.lower() in CODE_SUFFIXES:
+        return _na(f"the output {output} is code: re-running the verifier on it would execute agent-written code")
+    rel = _find_artifact(job, output)
+    if rel is None:
+        return _na(f"the agent's output artifact is not in the job (looked for artifacts/{output.lstrip('/')} and "
+                   f"artifacts/{Path(output).name})")
+    original = read_bytes(job.dir, rel, Budget(cfg.max_file_bytes, cfg.max_file_bytes))
+    timeout = float(conf.get("timeout") or cfg.verifier_timeout)
+    with tempfile.TemporaryDirectory(prefix="trajaudit-p12-") as tmp:
+        root = Path(tmp)
+        tests_dir = root / "tests"
+        _copy_tests(task, tests_dir)
+        work = root / "work"
+        work.mkdir()
+        out_path = root / "output" / Path(output).name
+        out_path.parent.mkdir()
+        subst = {"output": str(out_path), "tests_dir": str(tests_dir), "task_dir": str(task.dir),
+                 "python": sys.executable}
+        try:
+            cmd = [c.format(**subst) for c in command]
+        except (KeyError, IndexError, ValueError) as exc:
+            return _na(f"[trajaudit.p12] command has an unknown placeholder: {exc}")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "LANG": "C.UTF-8",
+               "PYTHONDONTWRITEBYTECODE": "1", "TRAJAUDIT_OUTPUT": str(out_path),
+               "TRAJAUDIT_TESTS_DIR": str(tests_dir), "TRAJAUDIT_TASK_DIR": str(task.dir)}
+        runs: list[dict[str, Any]] = []
+
+        def attempt(name: str, data: bytes) -> str:
+            out_path.write_bytes(data)
+            outcome, rc, tail = _run(cmd, work, env, timeout)
+            runs.append({"perturbation": name, "outcome": outcome, "returncode": rc})
+            if outcome == "error":
+                runs[-1]["error"] = tail
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir()
+            return outcome
+
+        first = attempt("original", original)
+        if first == "error":
+            return _na(f"the verifier could not be started: {runs[0].get('error', '')}", runs=runs)
+        if first == "timeout":
+            return _na(f"the verifier re-run timed out after {timeout:g}s on the original output", runs=runs)
+        if first == "pass":
+            return _na(f"the re-run passes the original output although the recorded reward is {job.reward:g}: the "
+                       "re-run does not reproduce the verdict, so perturbations would prove nothing", runs=runs)
+        variants = perturbations(original)
+        if not variants:
+            return _na("the output is not UTF-8 text: no syntactic perturbation applies", runs=runs)
+        passing = [name for name, data in variants if attempt(name, data) == "pass"]
+    data = {"checked": True, "perturbations_passing": passing, "runs": runs, "artifact": rel}
+    if passing:
+        return Finding.warn(f"tests_too_tight: the verifier accepts the output after {', '.join(passing)} (it rejects "
+                            "the original): flag the task for outcome_verified", data)
+    return Finding.ok(f"{len(variants)} syntactic perturbation(s) re-verified; none passes", data)

@@ -1,0 +1,152 @@
+"""report.md: the reviewer's report, in the sections of the seed's report template (reference/report-template.txt),
+as GitHub-flavoured Markdown a reviewer can paste into a PR or append to ``$GITHUB_STEP_SUMMARY``. Pure: built from
+summary.json and the per-job records; every quote is already redacted and clipped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..redact import quote, redact
+
+MAX_ROWS = 200
+
+
+def _cell(v: Any) -> str:
+    s = "" if v is None else redact(str(v))
+    return s.replace("|", "\\|").replace("\n", " ")
+
+
+def _pct(v: float | None) -> str:
+    return "n/a" if v is None else f"{v * 100:.0f}%"
+
+
+def _secs(v: Any) -> str:
+    if not isinstance(v, int | float):
+        return "n/a"
+    m, s = divmod(int(v), 60)
+    return f"{m}m {s:02d}s" if m else f"{s}s"
+
+
+def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
+    out = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    for r in rows[:MAX_ROWS]:
+        out.append("| " + " | ".join(_cell(c) for c in r) + " |")
+    if len(rows) > MAX_ROWS:
+        out.append(f"| … {len(rows) - MAX_ROWS} more rows in summary.json |" + " |" * (len(head) - 1))
+    return out
+
+
+def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) -> str:
+    """``jobs``: job id → {"meta", "records"} (the roll-up's per-job data)."""
+    pv = summary["pr_verdict"]
+    metas = {j: d.get("meta") or {} for j, d in jobs.items()}
+    tasks = sorted({m.get("task") or "" for m in metas.values()} - {""})
+    title = ", ".join(tasks[:3]) + (f" (+{len(tasks) - 3} more)" if len(tasks) > 3 else "") or "agent runs"
+    out: list[str] = [f"# Benchmark audit report: {title}", "",
+                      f"Date: {date} · pytest-trajaudit · mode: {summary['mode']} · {summary['n_jobs']} job(s)", "",
+                      f"**Verdict: {pv['verdict']}**", ""]
+    out += [f"- {quote(r, 300)}" for r in pv["reasons"]] + [""]
+
+    out += ["## Task description", ""]
+    described = {}
+    for m in metas.values():
+        tm = m.get("task_meta")
+        if tm and tm.get("name") not in described:
+            described[tm.get("name")] = tm
+    if described:
+        for name, tm in sorted(described.items()):
+            out.append(f"**{name}** — category: {tm.get('category') or 'n/a'}, difficulty: "
+                       f"{tm.get('difficulty') or 'n/a'}, tags: {', '.join(tm.get('tags') or []) or 'n/a'}")
+            if tm.get("description"):
+                out += ["", "> " + quote(tm["description"], 800)]
+            out.append("")
+    else:
+        out += ["No task directory was given (`--trajaudit-tasks`): task metadata unavailable.", ""]
+
+    out += ["## Oracle results", ""]
+    oracles = [(j, m) for j, m in sorted(metas.items()) if m.get("oracle")]
+    if oracles:
+        rows = []
+        for j, m in oracles:
+            r = m.get("reward")
+            t = m.get("verifier_tests") or {}
+            rows.append([j, "PASSED" if r is not None and r >= 1.0 else "FAILED", "n/a" if r is None else f"{r:g}",
+                         f"{t.get('passed', '?')}/{t.get('tests', '?')}" if t else "n/a", _secs(m.get("agent_time_sec"))])
+        out += _table(["Oracle job", "Status", "Reward", "Tests", "Time"], rows) + [""]
+    else:
+        out += ["No oracle run among the audited jobs.", ""]
+
+    out += ["## Benchmark results", ""]
+    rows = []
+    for name, c in sorted(summary.get("configs", {}).items()):
+        skills = {"with-skills": "Yes", "no-skills": "No"}.get(c.get("condition") or "", "n/a")
+        times = [metas[j["job"]].get("agent_time_sec") for j in summary["jobs"] if (j["config"] or "agent") == name]
+        times = [t for t in times if isinstance(t, int | float)]
+        verdicts = ", ".join(f"{n} {v}" for v, n in c["verdicts"].items())
+        rows.append([name, c.get("agent") or "-", c.get("model") or "-", skills, c["jobs"], _pct(c.get("mean_reward")),
+                     _secs(sum(times) / len(times)) if times else "n/a", verdicts])
+    out += _table(["Config", "Agent", "Model", "Skills", "Trials", "Accuracy", "Agent time", "Verdicts"], rows) + [""]
+
+    tokens = [(j, m) for j, m in sorted(metas.items()) if m.get("n_output_tokens") is not None and not m.get("oracle")]
+    if tokens:
+        out += ["Token diagnostic (low output tokens on passing runs = possible shortcut):", ""]
+        out += [f"- {j}: in={m.get('n_input_tokens', 'n/a')}, out={m.get('n_output_tokens')}, reward "
+                f"{m.get('reward')}" for j, m in tokens[:30]] + [""]
+
+    out += ["## Skills impact", ""]
+    impact = summary.get("skill_impact")
+    if impact:
+        rows = []
+        for key, v in sorted(impact.items()):
+            if isinstance(v, dict):
+                rows.append([key, _pct(v.get("with_skills_reward")), _pct(v.get("no_skills_reward")),
+                             "n/a" if v.get("delta_pp") is None else f"{v['delta_pp']:+.1f} pp", v.get("outcome") or ""])
+        out += _table(["Agent", "With skills", "Without skills", "Δ", "Outcome"], rows) + [""]
+        caveats = [f"- {k}: {v['caveat']}" for k, v in sorted(impact.items()) if isinstance(v, dict) and v.get("caveat")]
+        out += caveats + ([""] if caveats else [])
+    else:
+        out += ["No with-skills / without-skills pair of the same task and agent among the jobs.", ""]
+    skills_flags = summary.get("skills_flags") or []
+    if skills_flags:
+        out += ["Skills flags (never blocking; suggested improvements):", ""]
+        out += [f"- {f.get('task')}: {f.get('message')}" for f in skills_flags if isinstance(f, dict)] + [""]
+
+    out += ["## Failure analysis", ""]
+    failed = [(j, m) for j, m in sorted(metas.items())
+              if not m.get("oracle") and m.get("reward") is not None and m["reward"] < 1.0]
+    if not failed:
+        out += ["No failed agent run.", ""]
+    for j, m in failed[:50]:
+        recs = jobs[j].get("records") or {}
+        bucket = ((recs.get("P3") or {}).get("data") or {}).get("failure_bucket") or "needs a judge"
+        fvr = ((recs.get("P5") or {}).get("data") or {}).get("format_vs_reasoning") or "n/a"
+        final = ((recs.get("P10") or {}).get("data") or {}).get("verbatim_final") or ""
+        vmsg = ((recs.get("P3") or {}).get("data") or {}).get("verifier_message") or ""
+        out += [f"### {j} (reward {m['reward']:g})", "",
+                f"- Failed tests: {quote(', '.join(m.get('failed_tests') or []), 300) or 'n/a'}",
+                f"- Root cause: bucket `{bucket}`, format vs reasoning `{fvr}`",
+                f"- Verifier: {quote(vmsg, 300) or 'n/a'}",
+                f"- Agent's final: {quote(final, 300) or 'n/a'}", ""]
+
+    out += ["## Critical findings", ""]
+    n = 0
+    for j in summary["jobs"]:
+        if j["verdict"] in ("INVALID", "ERROR", "WARN"):
+            for r in j["reasons"][:3]:
+                n += 1
+                if n <= 60:
+                    out.append(f"{n}. **{j['verdict']}** `{j['job']}` — {quote(r, 300)}")
+    if n > 60:
+        out.append(f"… {n - 60} more in summary.json")
+    if not n:
+        out.append("None.")
+    out.append("")
+
+    out += ["## Recommendation", "", f"Verdict: **{pv['verdict']}**", ""]
+    if pv["verdict"] != "APPROVE":
+        out += ["Required changes:", ""] + [f"1. {quote(r, 300)}" for r in pv["reasons"]] + [""]
+
+    out += ["## Artifacts", "", "- `summary.json` (this roll-up; schema `schemas/summary.schema.json`)",
+            "- `jobs/<job>/audit-<config>.json` (per-job audit; schema `schemas/audit.schema.json`)",
+            "- `report.md` (this file)", ""]
+    return "\n".join(out)
