@@ -1,0 +1,197 @@
+"""Parity with the original trace-grader on its own fixtures and shipped config.
+
+``../shared/spec/reference/trace-grader/`` holds the original program's outputs on
+``trace-grader.fixtures.json`` with ``trace-grader.config.yaml`` (``fixtures-report.json``/``.txt``, exit 3):
+5 runs of 3 tasks, clean 3 / warn 0 / corrupt 1 / fail 1, T2 with 6 flags (forbidden_tool ×1,
+out_of_order ×4, retry_storm ×1), T3 pass^3 = FAIL (2/3), repeatable 2, flaky 1.
+
+``--trajaudit-literal`` reproduces all of it exactly. Precise mode (the default) differs in one documented
+place: it maps the fixtures' lower-case ``edit``/``read`` onto TG-5's vocabulary, which the original never
+does (RULES.md D quirk), so T2 gets a 7th flag — ``edited_without_read`` at step 4, the first edit of db.sql
+that succeeded (the three failed edits before it changed nothing). Verdicts and pass^k are the same.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytest_trajaudit.aggregate import TRACE_VERDICTS, pass_k_entries, trial_coverage
+from pytest_trajaudit.discovery import JobRef
+from pytest_trajaudit.loaders import traces
+from pytest_trajaudit.model import Job, Verifier
+from pytest_trajaudit.principles import registry
+from pytest_trajaudit.report.audit import TRACE_CODES, trace_grader_block
+from pytest_trajaudit.rulesfile import apply_rules_file
+from pytest_trajaudit.safeio import decode_text, parse_text
+from pytest_trajaudit.settings import Settings
+
+REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "reference" / "trace-grader"
+FLAG_KEYS = ("check", "severity", "step", "tool", "detail")
+MARK = {"clean-pass": "PASS", "pass-with-warnings": "WARN", "corrupt-success": "CORRUPT", "fail": "FAIL"}
+PRECISE_EXTRA = {"check": "edited_without_read", "severity": "medium", "step": 4, "tool": "edit",
+                 "detail": "'edit' edited 'db.sql' at step 4 without reading it first (ungrounded)"}
+
+
+@pytest.fixture(scope="module")
+def ref() -> Path:
+    if not (REFERENCE / "fixtures-report.json").is_file():
+        pytest.skip("../shared/spec/reference/trace-grader is not present")
+    return REFERENCE
+
+
+def grade(ref: Path, literal: bool) -> dict:
+    """The plugin's pieces end to end, shaped like the original's --json report: the traces loader (one job
+    per run), TG-1..TG-5 under the original config, the run verdict, pass^k."""
+    settings = apply_rules_file(Settings(literal=literal), ref / "trace-grader.config.yaml")
+    path = ref / "trace-grader.fixtures.json"
+    parsed = parse_text(decode_text(path.read_bytes(), path), path)
+    reg = registry()
+    runs, records = [], []
+    for member in traces.members(parsed, str(path)):
+        traj, meta = traces.load_member(parsed, str(path), member)
+        job = Job(dir=path.parent, anchor=path, layout="bare-file", task=meta["task"], trial=meta["trial"],
+                  verifier=Verifier(reward=meta["reward"], reward_source=meta["reward_source"]), trajectory=traj)
+        recs = {}
+        for code in TRACE_CODES:
+            f = reg[code].func(job, settings)
+            recs[code] = {"status": f.status, "evidence": f.evidence, "data": f.data}
+        block = trace_grader_block({"task": job.task, "trial": job.trial}, recs)
+        runs.append({k: block[k] for k in ("task", "run_id", "delivered", "step_count", "flags",
+                                           "corrupt_success", "verdict")})
+        records.append({"job": member, "task": job.task, "trial": job.trial, "reward": job.reward,
+                        "verdict": "CLEAN", "agent": "", "model": "", "condition": None})
+    pass_k = {e["task"]: e for e in pass_k_entries(records)}
+    verdicts = dict.fromkeys(TRACE_VERDICTS, 0)
+    for r in runs:
+        verdicts[r["verdict"]] += 1
+    rules = settings.rules
+    summary = {"n_runs": len(runs), "n_tasks": len(pass_k), "verdicts": verdicts,
+               "tasks_repeatable": sum(1 for e in pass_k.values() if e["status"] == "PASS"),
+               "tasks_flaky": sum(1 for e in pass_k.values() if e["flaky"]),
+               "judge_axis": "active" if rules.verified and rules.judge_enabled else "disabled (adapter, verified:false)"}
+    return {"runs": runs, "pass_k": pass_k, "summary": summary, "records": records}
+
+
+def render(report: dict) -> list[str]:
+    """The original's text report, from the plugin's results."""
+    bar = "─" * 60
+    out = ["TraceGrader report", bar]
+    for r in report["runs"]:
+        out.append(f"[{MARK[r['verdict']]:7}] {r['task']} / {r['run_id']}  "
+                   f"(delivered={r['delivered']}, steps={r['step_count']}, flags={len(r['flags'])})")
+        out += [f"            - {f['severity']:6} {f['check']}: {f['detail']}" for f in r["flags"]]
+    out += [bar, "pass^k (repeatability — ALL k runs must deliver):"]
+    for task, e in report["pass_k"].items():
+        out.append(f"    {task}: pass^{e['k']} = {'pass' if e['pass_hat_k'] == 1.0 else 'FAIL'}  "
+                   f"({e['n_success']}/{e['k']} runs delivered)")
+    s, v = report["summary"], report["summary"]["verdicts"]
+    out += [bar, f"summary: runs={s['n_runs']} tasks={s['n_tasks']} | clean={v['clean-pass']} "
+                 f"warn={v['pass-with-warnings']} corrupt={v['corrupt-success']} fail={v['fail']} | "
+                 f"repeatable={s['tasks_repeatable']} flaky={s['tasks_flaky']}",
+            f"agent-as-judge axis: {s['judge_axis']}"]
+    return out
+
+
+def test_literal_mode_reproduces_the_json_report_exactly(ref: Path) -> None:
+    golden = json.loads((ref / "fixtures-report.json").read_text(encoding="utf-8"))
+    got = grade(ref, literal=True)
+    assert got["runs"] == golden["runs"]
+    assert {t: {"k": e["k"], "n_success": e["n_success"], "n_fail": e["n_fail"], "pass_hat_k": e["pass_hat_k"] == 1.0}
+            for t, e in got["pass_k"].items()} == golden["pass_k"]
+    assert got["summary"] == golden["summary"]
+
+
+def test_literal_mode_reproduces_the_text_report_line_for_line(ref: Path) -> None:
+    golden = (ref / "fixtures-report.txt").read_text(encoding="utf-8").splitlines()
+    assert render(grade(ref, literal=True)) == golden
+
+
+def test_the_goldens_as_stated(ref: Path) -> None:
+    got = grade(ref, literal=True)
+    t2 = next(r for r in got["runs"] if r["run_id"] == "T2-corrupt-r1")
+    assert [f["check"] for f in t2["flags"]] == ["forbidden_tool"] + ["out_of_order"] * 4 + ["retry_storm"]
+    t3 = got["pass_k"]["T3-flaky"]
+    assert (t3["k"], t3["n_success"], t3["status"], t3["pass_hat_k"], t3["flaky"]) == (3, 2, "FAIL", 0.0, True)
+    assert got["summary"]["verdicts"] == {"clean-pass": 3, "pass-with-warnings": 0, "corrupt-success": 1, "fail": 1}
+    assert (got["summary"]["tasks_repeatable"], got["summary"]["tasks_flaky"]) == (2, 1)
+
+
+def test_precise_mode_differs_only_by_the_documented_grounding_flag(ref: Path) -> None:
+    golden = json.loads((ref / "fixtures-report.json").read_text(encoding="utf-8"))
+    got = grade(ref, literal=False)
+    for mine, theirs in zip(got["runs"], golden["runs"], strict=True):
+        if mine["run_id"] == "T2-corrupt-r1":
+            # deliberate difference: lower-case 'edit' is an edit for TG-5 in precise mode (the original's
+            # grounding only knows Edit/MultiEdit, RULES.md D quirk)
+            assert mine["flags"] == theirs["flags"] + [PRECISE_EXTRA]
+            assert {k: v for k, v in mine.items() if k != "flags"} == {k: v for k, v in theirs.items() if k != "flags"}
+        else:
+            assert mine == theirs
+    assert got["summary"] == golden["summary"]
+    assert {t: e["pass_hat_k"] for t, e in got["pass_k"].items()} == {"T1-clean": 1.0, "T2-corrupt": 1.0,
+                                                                      "T3-flaky": 0.0}
+
+
+def test_flaky_quirk_and_what_we_add(ref: Path) -> None:
+    """The seed counts a task whose only run failed as flaky (k=1): kept in ``flaky``; ``inconsistent`` is the
+    everyday meaning (some trials delivered, some not). The estimator below k = n is τ-bench's."""
+    one_fail = pass_k_entries([{"job": "j", "task": "T", "trial": "a", "reward": 0.0, "verdict": "CLEAN"}])[0]
+    assert (one_fail["flaky"], one_fail["inconsistent"], one_fail["status"]) == (True, False, "FAIL")
+    got = grade(ref, literal=True)
+    assert got["pass_k"]["T3-flaky"]["inconsistent"] is True
+    assert pass_k_entries(got["records"], k=2)[2]["pass_hat_k"] == pytest.approx(1 / 3)  # C(2,2)/C(3,2)
+    assert trial_coverage(got["records"], 3) == [
+        {"task": t, "agent": "", "model": "", "condition": None, "expected": 3, "error": "missing", "trial": None,
+         "jobs": [j], "found": 1, "message": f"{t}: 1 of 3 trial(s) found"}
+        for t, j in (("T1-clean", "T1-clean-r1"), ("T2-corrupt", "T2-corrupt-r1"))]
+
+
+def test_through_the_engine_and_the_rollup(ref: Path) -> None:
+    """The fixtures file as the plugin loads it (multi-record file → one job per run → every principle →
+    summary.json's sections), literal mode."""
+    multi = pytest.importorskip("pytest_trajaudit.loaders.multi")
+    if not hasattr(multi, "file_jobs"):
+        pytest.skip("multi-record loading is not in place yet")
+    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.report.summary import Rollup
+
+    settings = apply_rules_file(Settings(literal=True), ref / "trace-grader.config.yaml")
+    refs = multi.file_jobs(ref / "trace-grader.fixtures.json", settings.max_file_bytes, given=True)
+    assert [r.member for r in refs] == ["T1-clean-r1", "T2-corrupt-r1", "T3-flaky-r1", "T3-flaky-r2", "T3-flaky-r3"]
+    reg = registry()
+    rollup = Rollup("literal")
+    for r in refs:
+        audit = audit_job(r, settings, list(reg.values()))
+        assert audit.error is None
+        for code, res in audit.results.items():
+            rollup.add({"job": f"traces.json/{r.member}", "code": code, "status": res.status,
+                        "evidence": res.evidence, "data": res.data, "tier": reg[code].tier,
+                        "affects": reg[code].affects_verdict, "meta": audit.meta})
+    summary = rollup.summary()
+    assert summary["trace_verdicts"] == {"clean-pass": 3, "pass-with-warnings": 0, "corrupt-success": 1, "fail": 1}
+    assert {j["trial"]: j["trace_grader"]["verdict"] for j in summary["jobs"]} == {
+        "T1-clean-r1": "clean-pass", "T2-corrupt-r1": "corrupt-success", "T3-flaky-r1": "clean-pass",
+        "T3-flaky-r2": "clean-pass", "T3-flaky-r3": "fail"}
+    assert {e["task"]: (e["k"], e["n_success"], e["n_fail"], e["status"], e["flaky"]) for e in summary["pass_k"]} == {
+        "T1-clean": (1, 1, 0, "PASS", False), "T2-corrupt": (1, 1, 0, "PASS", False),
+        "T3-flaky": (3, 2, 1, "FAIL", True)}
+
+
+def test_end_to_end_through_pytest(ref: Path, pytester: pytest.Pytester) -> None:
+    """The fixtures file as an audit root of its own: one job per run, TG items, summary.json."""
+    shutil.copy(ref / "trace-grader.fixtures.json", pytester.path / "traces.json")
+    shutil.copy(ref / "trace-grader.config.yaml", pytester.path / "rules.yaml")
+    listed = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=traces.json", "--co", "-q", "-m", "rules")
+    if "member" not in getattr(JobRef, "__dataclass_fields__", {}) or "T2-corrupt-r1" not in listed.stdout.str():
+        pytest.skip("multi-record collection (one job per member of a traces file) is not in place yet")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=traces.json", "--trajaudit-rules=rules.yaml",
+                                "--trajaudit-literal", "--trajaudit-report=out", "-m", "rules")
+    assert result.ret == 1  # TG-1 FAIL on T2 (the original exits 3)
+    summary = json.loads((pytester.path / "out" / "summary.json").read_text())
+    assert summary["trace_verdicts"] == {"clean-pass": 3, "pass-with-warnings": 0, "corrupt-success": 1, "fail": 1}
+    assert {e["task"]: (e["k"], e["n_success"], e["status"]) for e in summary["pass_k"]} == {
+        "T1-clean": (1, 1, "PASS"), "T2-corrupt": (1, 1, "PASS"), "T3-flaky": (3, 2, "FAIL")}
