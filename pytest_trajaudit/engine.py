@@ -42,7 +42,26 @@ def job_meta(job: Job) -> dict[str, Any]:
         "trajectory_format": t.format if t else None, "n_events": len(t.events) if t else 0,
         "trajectory_candidates": job.trajectory_candidates, "exception": job.exception,
         "reward_sources": {k: v for k, v in job.verifier.rewards.items()},
+        "verifier_tests": job.verifier.ctrf_summary,
+        "failed_tests": [f["name"] for f in job.verifier.ctrf_failures[:10]],
+        **{k: job.result[k] for k in ("agent_time_sec", "n_input_tokens", "n_output_tokens", "cost_usd")
+           if k in job.result},
+        **_task_meta(job),
     }
+
+
+def _task_meta(job: Job) -> dict[str, Any]:
+    t = job.task_info
+    if t is None:
+        return {"task_dir": None, "task_lookup": job.task_lookup or None}
+    md = t.toml.get("metadata") if isinstance(t.toml.get("metadata"), dict) else {}
+    first_para = next((p.strip() for p in t.instruction.split("\n\n") if p.strip() and not p.startswith("#")), "")
+    return {"task_dir": str(t.dir), "task_lookup": job.task_lookup,
+            "task_meta": {"name": t.name, "category": str(md.get("category") or ""),
+                          "difficulty": str(md.get("difficulty") or ""),
+                          "tags": [str(x) for x in md.get("tags", []) if isinstance(x, str | int)][:20]
+                          if isinstance(md.get("tags"), list) else [],
+                          "description": first_para[:800]}}
 
 
 def _short_error(ref: JobRef, exc: UnusableInput) -> str:
@@ -54,11 +73,20 @@ def _short_error(ref: JobRef, exc: UnusableInput) -> str:
     return f"{rel or '.'}: {exc.reason}"
 
 
+
+def _error_meta(ref: JobRef, cfg: Settings) -> dict[str, Any]:
+    """Meta of a job whose trajectory is unusable: what result.json says (task, agent, condition, reward), so
+    summary.json's skill impact still counts a trial that kept only its result.json."""
+    try:
+        return job_meta(load_job(ref, cfg, with_trajectory=False))
+    except UnusableInput:
+        return {"layout": ref.layout, "trial": ref.dir.name}
+
 def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle]) -> JobAudit:
     try:
         job = load_job(ref, cfg)
     except UnusableInput as exc:
-        return JobAudit({"layout": ref.layout, "trial": ref.dir.name}, {}, error=_short_error(ref, exc))
+        return JobAudit(_error_meta(ref, cfg), {}, error=_short_error(ref, exc))
     meta = job_meta(job)
     results: dict[str, Result] = {}
     for p in principles:

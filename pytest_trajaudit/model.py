@@ -97,9 +97,38 @@ class Verifier:
     reward: float | None = None
     reward_source: str | None = None  # result.json | reward.txt | ctrf
     rewards: dict[str, Any] = field(default_factory=dict)  # every reward source seen, by source
-    ctrf_summary: dict[str, Any] | None = None
+    ctrf_summary: dict[str, Any] | None = None  # {tests, passed, failed, ...} from ctrf.json or Harbor output.json
+    tests_source: str | None = None  # which file the test summary came from
     ctrf_failures: list[dict[str, str]] = field(default_factory=list)  # {name, message}
     stdout_tail: str = ""  # last lines of verifier/test-stdout.txt
+
+
+@dataclass(slots=True)
+class TaskFile:
+    """One file of a task directory (trusted: written by the task author, found under ``--trajaudit-tasks``)."""
+
+    rel: str  # path relative to the task dir, e.g. "tests/test_outputs.py", "solution/solve.sh"
+    text: str  # decoded text ("" for binary or over-limit files)
+    size: int = 0
+
+
+@dataclass(slots=True)
+class Task:
+    """A Harbor-layout task directory: instruction.md, task.toml, tests/, solution/, environment/."""
+
+    dir: Path
+    name: str
+    instruction: str = ""
+    toml: dict[str, Any] = field(default_factory=dict)  # task.toml parsed (tomllib); {} when absent
+    privileged: list[TaskFile] = field(default_factory=list)  # every file under tests/ and solution/
+    public: list[TaskFile] = field(default_factory=list)  # text files under environment/ (what the agent may see)
+    skills_dir: Path | None = None  # environment/skills (or skills/) when present
+    notes: list[str] = field(default_factory=list)  # what could not be read (over limits, binary, symlinks)
+
+    def trajaudit_config(self) -> dict[str, Any]:
+        """The task's own ``[trajaudit]`` table of task.toml (e.g. P9's entity key)."""
+        t = self.toml.get("trajaudit")
+        return t if isinstance(t, dict) else {}
 
 
 @dataclass(slots=True)
@@ -124,6 +153,8 @@ class Job:
     trajectory: Trajectory | None = None
     trajectory_candidates: list[str] = field(default_factory=list)  # files considered, richest first
     files_read: list[str] = field(default_factory=list)  # every file this job's loading opened
+    task_info: Task | None = None  # the task directory, when found under --trajaudit-tasks
+    task_lookup: str = ""  # why no task was found (or which directory was used)
 
     @property
     def reward(self) -> float | None:

@@ -13,9 +13,12 @@ from typing import Any
 
 import pytest
 
-from .discovery import JobRef, bare_file, classify, subdirs
+from .discovery import JobRef, bare_file, classify, loose_files, subdirs
 from .engine import JobAudit, audit_job
+from .loaders.multi import RECORD, claim, list_members, member_ref, node_name
+from .model import UnusableInput
 from .principles import Principle
+from .redact import redact
 
 
 class TrajauditWarning(UserWarning):
@@ -44,9 +47,17 @@ class TreeNode(pytest.File):
             if ref is not None:
                 yield JobNode.from_parent(self, path=ref.anchor, ref=ref)
                 return
-        for f in self.bare:
-            yield JobNode.from_parent(self, path=f, ref=bare_file(f))
         state = self.config.stash[STATE_KEY]
+        done: set[Path] = set()
+        if self.walk:  # loose runs of a container directory: *.traj, multi-record files (see loaders/multi.py)
+            for f in loose_files(self.path):
+                node = _file_node(self, f, given=False, max_file=state.settings.max_file_bytes)
+                if node is not None:
+                    done.add(f)
+                    yield node
+        for f in self.bare:
+            if f not in done:
+                yield _file_node(self, f, given=True, max_file=state.settings.max_file_bytes)
         for d in subdirs(self.path):
             if self.walk or state.under_root(d) or state.leads_to_root(d) or self.session_bare(d):
                 yield TreeNode.from_parent(self, path=d, walk=self.walk or state.under_root(d),
@@ -66,6 +77,7 @@ class JobNode(pytest.File):
         self.selected: list[str] | None = None  # codes still selected after -k/-m (set at modifyitems)
         self._audit: JobAudit | None = None
         self.loads = 0
+        self.error: str | None = None  # known unusable before loading (a multi-record file that cannot be listed)
 
     def collect(self):
         state = self.config.stash[STATE_KEY]
@@ -86,11 +98,55 @@ class JobNode(pytest.File):
             codes = set(self.selected) if self.selected is not None else None
             principles = [p for p in state.principles if codes is None or p.code in codes]
             self.loads += 1
-            self._audit = audit_job(self.ref, state.settings, principles)
+            if self.error is not None:
+                self._audit = JobAudit({"layout": self.ref.layout, "trial": self.path.name}, {}, error=self.error)
+            else:
+                self._audit = audit_job(self.ref, state.settings, principles)
         return self._audit
 
     def release(self) -> None:
         self._audit = None
+
+
+class ContainerNode(JobNode):
+    """A multi-record file (OpenHands ``output.jsonl``, Inspect ``.json``/``.eval``, trace-grader ``traces.json``):
+    one child :class:`JobNode` per record, named by its member id, so node ids read ``<file>::<member>::P1`` and
+    every item of a record shares the ``<file>::<member>`` prefix (one xdist loadscope unit). Listing the members
+    reads the file at collection (cheaply: see ``loaders/multi.py``). When it cannot be listed, the file's own
+    items (``<file>::P1``) error at setup with the reason: never a silent pass."""
+
+    def __init__(self, *, fmt: Any = None, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.fmt = fmt
+
+    def collect(self):
+        max_file = self.config.stash[STATE_KEY].settings.max_file_bytes
+        try:
+            members = list_members(self.ref, max_file, self.fmt)
+            if not members:
+                raise UnusableInput(self.path, "holds no records")
+        except UnusableInput as exc:
+            self.error = f"{self.path.name}: {exc.reason}"
+            yield from super().collect()
+            return
+        for m in members:
+            name = node_name(m)
+            yield JobNode.from_parent(self, path=self.path, name=name, nodeid=f"{self.nodeid}::{name}",
+                                      ref=member_ref(self.ref, m))
+
+
+def _file_node(parent: pytest.Collector, f: Path, *, given: bool, max_file: int) -> JobNode | None:
+    """The node of one file: a SWE-agent ``*.traj`` is a job; a file a format module claims is a job ("single")
+    or a :class:`ContainerNode` ("multi", from its name and first 4 KiB); a file given directly is always a job;
+    any other loose file is no job."""
+    if f.name.endswith(".traj"):
+        return JobNode.from_parent(parent, path=f, ref=bare_file(f))
+    c = claim(f, max_file)
+    if c is not None and c[0] == "multi":
+        return ContainerNode.from_parent(parent, path=f, ref=JobRef(f.parent, f, RECORD), fmt=c[1])
+    if c is not None or given:
+        return JobNode.from_parent(parent, path=f, ref=bare_file(f))
+    return None
 
 
 class PrincipleItem(pytest.Item):
@@ -116,6 +172,7 @@ class PrincipleItem(pytest.Item):
         if audit.error:
             rec.update(status="ERROR", error=audit.error, meta=audit.meta)
             self.record = rec
+            self.user_properties += [("trajaudit.status", "ERROR"), ("trajaudit.evidence", redact(audit.error)[:2000])]
             raise UnusableJob(audit.error)
         res = audit.results.get(self.principle.code)
         if res is None or res.internal_error:
@@ -125,6 +182,9 @@ class PrincipleItem(pytest.Item):
             raise UnusableJob(msg)
         rec.update(status=res.status, evidence=res.evidence, data=res.data, events=res.events[:50], meta=audit.meta)
         self.record = rec
+        # JUnit writes these as <properties> of the testcase (from the teardown report): status and evidence
+        # reach CI for every outcome, passed items included
+        self.user_properties += [("trajaudit.status", res.status), ("trajaudit.evidence", redact(res.evidence)[:2000])]
 
     def runtest(self) -> None:
         rec = self.record or {}

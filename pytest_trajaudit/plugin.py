@@ -15,6 +15,7 @@ import pytest
 
 from . import hookspecs
 from .discovery import JobRef
+from .loaders.multi import node_name
 from .nodes import STATE_KEY, JobNode, PrincipleItem, TrajauditWarning, TreeNode
 from .principles import Principle, register, registry
 from .settings import Settings
@@ -32,12 +33,14 @@ class State:
     keys: dict[str, str] = field(default_factory=dict)
 
     def job_id(self, ref: JobRef) -> str:
-        """Stable across machines and working directories: <root name>/<path below the root>."""
-        target = ref.anchor if ref.layout == "bare-file" else ref.dir
+        """Stable across machines and working directories: <root name>/<path below the root>; a record of a
+        multi-record file adds ``::<member node name>`` (like its node id)."""
+        target = ref.anchor if ref.layout in ("bare-file", "record") else ref.dir
+        suffix = f"::{node_name(ref.member)}" if ref.member is not None else ""
         for r in self.roots:
             if target == r or r in target.parents:
-                return (Path(r.name) / target.relative_to(r)).as_posix()
-        return target.name
+                return (Path(r.name) / target.relative_to(r)).as_posix() + suffix
+        return target.name + suffix
 
     def under_root(self, path: Path) -> bool:
         return any(path == r or r in path.parents for r in self.roots)
@@ -60,6 +63,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 "positionally) is an audit root. Prefer the --trajaudit=PATH form (see README: security).")
     g.addoption("--trajaudit-report", dest="trajaudit_report", default=None, metavar="DIR",
                 help="write summary.json and per-job audit-<config>.json under DIR")
+    g.addoption("--trajaudit-tasks", dest="trajaudit_tasks", action="append", default=None, metavar="DIR",
+                help="directory of task directories (Harbor layout: instruction.md, task.toml, tests/, solution/), "
+                "found by task name; repeatable. Enables task-aware P1, P9, P12, P13")
+    g.addoption("--trajaudit-rules", dest="trajaudit_rules", default=None, metavar="FILE",
+                help="YAML rules file (trace-grader.config.yaml compatible): TG-1..TG-5 parameters, severities "
+                "and thresholds; a bad file is a usage error")
     g.addoption("--trajaudit-literal", dest="trajaudit_literal", action="store_true", default=None,
                 help="run the seeds' operational regexes over the raw trajectory string, bit for bit")
     g.addoption("--trajaudit-principles", dest="trajaudit_principles", default=None, metavar="CODES",
@@ -71,6 +80,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("trajaudit_roots", "audit roots used by --trajaudit without a path; plain pytest never "
                   "walks into them", type="paths", default=[])
     parser.addini("trajaudit_report", "default for --trajaudit-report", default="")
+    parser.addini("trajaudit_tasks", "default for --trajaudit-tasks", type="paths", default=[])
+    parser.addini("trajaudit_rules", "default for --trajaudit-rules (relative to the ini file)", default="")
     parser.addini("trajaudit_literal", "default for --trajaudit-literal", type="bool", default=False)
     parser.addini("trajaudit_principles", "default for --trajaudit-principles", default="")
     parser.addini("trajaudit_max_file_mb", "default for --trajaudit-max-file-mb", default="512")
@@ -95,6 +106,37 @@ def _ini_or_opt(config: pytest.Config, name: str) -> Any:
 
 
 def _settings(config: pytest.Config) -> Settings:
+    """The settings with ``--trajaudit-rules`` applied; a bad rules file is a usage error (never a default)."""
+    settings = _base_settings(config)
+    path = _rules_path(config)
+    if path is None:
+        return settings
+    from .rulesfile import RulesFileError, apply_rules_file
+
+    try:
+        return apply_rules_file(settings, path)
+    except RulesFileError as exc:
+        raise pytest.UsageError(f"trajaudit: rules file {path}: {exc}") from None
+
+
+def _rules_path(config: pytest.Config) -> Path | None:
+    """``--trajaudit-rules`` (relative to the working directory) or ini ``trajaudit_rules`` (relative to the ini
+    file's directory)."""
+    opt = config.getoption("trajaudit_rules", None)
+    if opt is not None:
+        if not opt.strip():
+            raise pytest.UsageError("trajaudit: --trajaudit-rules needs a YAML file")
+        return _abs(opt)
+    ini = str(config.getini("trajaudit_rules") or "").strip()
+    if not ini:
+        return None
+    p = Path(os.path.expanduser(ini))
+    if not p.is_absolute():
+        p = (config.inipath.parent if config.inipath else config.rootpath) / p
+    return _abs(p)
+
+
+def _base_settings(config: pytest.Config) -> Settings:
     literal = bool(_ini_or_opt(config, "trajaudit_literal"))
     try:
         max_file = float(_ini_or_opt(config, "trajaudit_max_file_mb"))
@@ -103,7 +145,15 @@ def _settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"trajaudit: size limits must be numbers of MiB: {exc}") from None
     if max_file <= 0 or max_job <= 0:
         raise pytest.UsageError("trajaudit: size limits must be positive")
-    return Settings(literal=literal, max_file_bytes=int(max_file * MB), max_job_bytes=int(max_job * MB))
+    tasks = config.getoption("trajaudit_tasks", None) or [str(p) for p in config.getini("trajaudit_tasks")]
+    tasks_dirs = []
+    for t in tasks:
+        p = _abs(t)
+        if not p.is_dir():
+            raise pytest.UsageError(f"trajaudit: --trajaudit-tasks {t}: not a directory")
+        tasks_dirs.append(p)
+    return Settings(literal=literal, max_file_bytes=int(max_file * MB), max_job_bytes=int(max_job * MB),
+                    tasks_dirs=tuple(tasks_dirs))
 
 
 def _principles(config: pytest.Config) -> list[Principle]:
@@ -280,11 +330,14 @@ class RollupPlugin:
         self.report_dir = report_dir
         self.rollup = Rollup("literal" if state.settings.literal else "precise")
         self.summary: dict[str, Any] | None = None
+        self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for the CTRF report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, "trajaudit", None)
         if rec:
             self.rollup.add(rec)
+            self.items[report.nodeid] = {"job": rec["job"], "code": rec["code"], "status": rec.get("status"),
+                                         "evidence": rec.get("evidence") or rec.get("error") or ""}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -314,21 +367,31 @@ class RollupPlugin:
             terminalreporter.write_line(f"reports: {self.report_dir}/summary.json and {self.report_dir}/jobs/")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        _enrich_ctrf(config, self.rollup)
+        _enrich_ctrf(config, self.rollup, self.items)
 
 
-def _enrich_ctrf(config: pytest.Config, rollup: Any) -> None:
-    """Add job verdicts to a pytest-json-ctrf report as results.extra.trajaudit (written before unconfigure)."""
+def _enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, Any]]) -> None:
+    """Add job verdicts and the PR verdict to a pytest-json-ctrf report (results.extra.trajaudit) and each audit
+    item's status and evidence to its test (tests[].extra.trajaudit). The file is written before unconfigure."""
     path = config.getoption("ctrf", None) if config.pluginmanager.hasplugin("ctrf") else None
     if not path or not rollup.jobs or not os.path.isfile(path):
         return
     import json
 
+    from .redact import redact
+
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
-        extra = doc.setdefault("results", {}).setdefault("extra", {})
-        extra["trajaudit"] = {"verdicts": {k: v for k, (v, _) in rollup.verdicts().items()}}
+        results = doc.setdefault("results", {})
+        extra = results.setdefault("extra", {})
+        summary = rollup.summary()
+        extra["trajaudit"] = {"verdicts": {k: v for k, (v, _) in rollup.verdicts().items()},
+                              "pr_verdict": summary["pr_verdict"]["verdict"]}
+        for t in results.get("tests", []):
+            info = items.get(t.get("name")) if isinstance(t, dict) else None
+            if info:
+                t.setdefault("extra", {})["trajaudit"] = {**info, "evidence": redact(info["evidence"])[:2000]}
         with open(path, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=2)
     except (OSError, ValueError):

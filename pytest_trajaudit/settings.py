@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .safeio import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_JOB_BYTES
 
@@ -47,13 +48,51 @@ DOUBT = [r"\bI'?m not (?:entirely |completely |100% )?sure\b", r"\bI am not (?:e
          r"\bmay (?:be|contain) (?:wrong|incorrect|errors)\b"]
 
 
+# SkillsBench layer (audit-skillsbench.md SB-1): skills a harness ships by itself, never task skills. Claude Code
+# 2.1.186 lists the first twelve in its init line with no task skill mounted (corpus: labelled/ SWE runs); Codex
+# keeps skill-creator / skill-installer under ~/.codex/skills/.system/.
+BUILTIN_SKILLS = frozenset({
+    "deep-research", "update-config", "verify", "debug", "code-review", "simplify", "batch",
+    "fewer-permission-prompts", "loop", "claude-api", "run", "run-skill-generator", "skill-creator", "skill-installer",
+})
+# BenchFlow's production classifier (trajectories/metrics.py): a skill result envelope at the start of a tool
+# result (opencode <skill_content name=...> / "## Skill: x", claude-agent-acp "Launching skill: x") ...
+SKILL_ENVELOPE = r"\A\s*(?:<skill_content\s+name\s*=\s*\"[^\"]+\"|#{1,6}\s*Skill:\s*\S|Launching\s+skill:\s*\S)"
+# ... or OpenHands' legacy "Tool: invoke_skill" header (with a "[skill:" marker somewhere in the block)
+SKILL_TOOL_HEADER = r"\A\s*Tool:\s*(?:invoke_skill|activate_skill)\b"
+
+
 def _compile(patterns: list[str], flags: int = 0) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), flags)
+
+
+# --- trace-grader rules (TG-1..TG-5; --trajaudit-rules, parsed by rulesfile.py) ------------------------------
+TRACE_CHECKS = ("forbidden_tool", "out_of_order", "retry_storm", "excessive_steps", "edited_without_read")
+DEFAULT_SEVERITIES = {"forbidden_tool": "high", "out_of_order": "medium", "retry_storm": "medium",
+                      "excessive_steps": "low", "edited_without_read": "medium"}
+
+
+@dataclass
+class Rules:
+    """Every trace-grader rule parameter. Defaults are the original engine's (not its shipped YAML's)."""
+
+    forbidden_tools: tuple[str, ...] = ()
+    must_precede: tuple[tuple[str, str], ...] = ()
+    retry_threshold: int = 3  # > this many consecutive failures of one tool = retry storm
+    step_budget: int = 40  # > this many steps = excessive
+    grounding: bool = True  # TG-5 on/off (grounding.enabled)
+    severities: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_SEVERITIES))
+    verified: bool = False  # the original's adapter flag: recorded, never changes a check
+    judge_enabled: bool = False
+    judge_model: str | None = None
+    judge_rubric: tuple[str, ...] = ()
+    source: str | None = None  # the rules file these came from (None: defaults)
 
 
 @dataclass
 class Settings:
     literal: bool = False
+    tasks_dirs: tuple[Path, ...] = ()  # --trajaudit-tasks: where task directories are found by name
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_job_bytes: int = DEFAULT_MAX_JOB_BYTES
     # thresholds (audit-general.md P8)
@@ -62,6 +101,11 @@ class Settings:
     rewrites_threshold: int = 2
     reversals_threshold: int = 1
     exploration_threshold: int = 6
+    # P1 with a task: privileged lines (collapsed) of at least this length count; this many leaked lines → FAIL
+    privileged_line_min: int = 40
+    privileged_lines_fail: int = 3
+    # P12: seconds per verifier re-run
+    verifier_timeout: float = 120.0
     # P14: writes under these prefixes are fine; /etc /usr /opt always pollute
     clean_roots: tuple[str, ...] = ("/root/", "/tmp/")
     polluted_roots: tuple[str, ...] = ("/etc/", "/usr/", "/opt/")
@@ -76,3 +120,9 @@ class Settings:
     paper_re: re.Pattern[str] = field(default_factory=lambda: _compile(PAPER_NAMING, re.I))
     reversal_re: re.Pattern[str] = field(default_factory=lambda: _compile(REVERSAL, re.I))
     doubt_re: re.Pattern[str] = field(default_factory=lambda: _compile(DOUBT, re.I))
+    # SkillsBench layer: SB-1 ignores built-in skills; SB-3a calls follow-through partial below this share of steps
+    builtin_skills: frozenset[str] = BUILTIN_SKILLS
+    workflow_follow_ratio: float = 0.5
+    skill_envelope_re: re.Pattern[str] = field(default_factory=lambda: re.compile(SKILL_ENVELOPE, re.I))
+    skill_tool_header_re: re.Pattern[str] = field(default_factory=lambda: re.compile(SKILL_TOOL_HEADER, re.I))
+    rules: Rules = field(default_factory=Rules)  # trace-grader parameters (--trajaudit-rules)

@@ -15,7 +15,10 @@ from pytest_trajaudit.principles import registry
 from pytest_trajaudit.report import schema as schema_mod
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "runs"
+TASKS = EXAMPLES.parent / "tasks"
 N_PRINCIPLES = len(registry())
+# the general layer's codes: outcome counts below are pinned to these, so adding a family does not move them
+GENERAL = "--trajaudit-principles=" + ",".join(f"P{i}" for i in range(1, 16))
 SCHEMA_DIR = Path(schema_mod.__file__).resolve().parent.parent / "schemas"
 
 
@@ -23,6 +26,7 @@ SCHEMA_DIR = Path(schema_mod.__file__).resolve().parent.parent / "schemas"
 def runs(pytester: pytest.Pytester) -> Path:
     dst = pytester.path / "runs"
     shutil.copytree(EXAMPLES, dst)
+    shutil.copytree(TASKS, pytester.path / "tasks")
     return dst
 
 
@@ -31,23 +35,34 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 
 def test_examples_outcomes_and_verdicts(pytester: pytest.Pytester, runs: Path) -> None:
-    result = _run(pytester, "--trajaudit=runs")
-    # 3 jobs × every principle; the cheating job fails P1 and P2
-    result.assert_outcomes(failed=2, passed=20, skipped=1, xfailed=4)
+    result = _run(pytester, "--trajaudit=runs", GENERAL)
+    # 4 jobs (one oracle: 15 skips) × P1..P15; the cheating job fails P1 and P2
+    result.assert_outcomes(failed=2, passed=26, skipped=28, xfailed=4)
     assert result.stdout.str().count("TrajauditWarning:") == 4
     result.stdout.fnmatch_lines([
         "*trajaudit verdicts*",
-        "3 job(s): 1 CLEAN, 1 WARN, 1 INVALID",
+        "4 job(s): 1 CLEAN, 1 WARN, 1 INVALID, 1 ORACLE",
+        "PR verdict: REJECT — INVALID job: runs/benchflow/citation-check__Cheat01",
         "INVALID runs/benchflow/citation-check__Cheat01: P1 FAIL: *successful read of '/oracle/expected_answer.json'*then passed*",
         "WARN    runs/benchflow/tictoc__Struggle01: P8 WARN: struggle*",
     ])
     assert result.ret == 1
 
 
+def test_examples_with_tasks(pytester: pytest.Pytester, runs: Path) -> None:
+    result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", GENERAL, "-rxs")
+    # the task dir makes P9 (rows per entity) and P12 (tests too tight) judge the struggling run
+    result.assert_outcomes(failed=2, passed=26, skipped=26, xfailed=6)
+    out = result.stdout.str()
+    assert "P9: 5 rows, 3 unique txn in environment/data/aborts.tsv: several rows per entity" in out
+    assert "P12: tests_too_tight: the verifier accepts the output after whitespace: JSON with spaces" in out
+    assert "P13: the task's verifier does not call an LLM" in out
+
+
 def test_item_node_ids_and_markers(pytester: pytest.Pytester, runs: Path) -> None:
     result = _run(pytester, "--trajaudit=runs", "--co", "-q")
     ids = [ln for ln in result.stdout.lines if "::" in ln]
-    assert len(ids) == 3 * N_PRINCIPLES
+    assert len(ids) == 4 * N_PRINCIPLES
     assert "runs/harbor-job/csv-stats__Clean01/result.json::P1" in ids
     assert "runs/benchflow/tictoc__Struggle01/result.json::P15" in ids
 
@@ -55,9 +70,10 @@ def test_item_node_ids_and_markers(pytester: pytest.Pytester, runs: Path) -> Non
 @pytest.mark.parametrize(("args", "expected"), [
     (("-m", "P1"), {"P1"}),
     (("-m", "anticheat"), {"P1", "P2"}),
-    (("-m", "c0 and not anticheat"), {"P4", "P6", "P7", "P8", "P10", "P14", "P15"}),
+    (("-m", "c0 and general"), {"P4", "P6", "P7", "P8", "P9", "P10", "P11", "P14", "P15"}),
+    (("-m", "c1"), {"P5", "P12"}),
     (("--trajaudit-principles", "P1,P10"), {"P1", "P10"}),
-    (("-k", "P1"), {"P1", "P10", "P14", "P15"}),  # -k is a substring match (documented)
+    (("-k", "P1"), {"P1", "P10", "P11", "P12", "P13", "P14", "P15"}),  # -k is a substring match (documented)
 ])
 def test_selection(pytester: pytest.Pytester, runs: Path, args: tuple[str, ...], expected: set[str]) -> None:
     result = _run(pytester, "--trajaudit=runs", "--co", "-q", *args)
@@ -84,23 +100,23 @@ def test_inactive_without_flag(pytester: pytest.Pytester, runs: Path) -> None:
 
 
 def test_warn_is_xfail_with_warning_and_can_be_made_strict(pytester: pytest.Pytester, runs: Path) -> None:
-    result = _run(pytester, "--trajaudit=runs/benchflow/tictoc__Struggle01", "-rx")
-    result.assert_outcomes(passed=6, xfailed=2, skipped=1)
+    job = "--trajaudit=runs/benchflow/tictoc__Struggle01"
+    result = _run(pytester, job, GENERAL, "-rx")
+    result.assert_outcomes(passed=8, xfailed=2, skipped=5)
     result.stdout.fnmatch_lines(["*TrajauditWarning*P8: struggle*"])
-    strict = _run(pytester, "--trajaudit=runs/benchflow/tictoc__Struggle01",
-                  "-W", "error::pytest_trajaudit.nodes.TrajauditWarning")
-    strict.assert_outcomes(passed=6, failed=2, skipped=1)
+    strict = _run(pytester, job, GENERAL, "-W", "error::pytest_trajaudit.nodes.TrajauditWarning")
+    strict.assert_outcomes(passed=8, failed=2, skipped=5)
 
 
 def test_report_dir_schema_valid(pytester: pytest.Pytester, runs: Path) -> None:
     out = pytester.path / "out"
-    _run(pytester, "--trajaudit=runs", f"--trajaudit-report={out}")
+    _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", f"--trajaudit-report={out}")
     summary = json.loads((out / "summary.json").read_text())
     jsonschema.validate(summary, json.loads((SCHEMA_DIR / "summary.schema.json").read_text()))
     assert summary["verdicts"]["CLEAN"] == 1 and summary["verdicts"]["INVALID"] == 1
     audit_schema = json.loads((SCHEMA_DIR / "audit.schema.json").read_text())
     audits = sorted(out.glob("jobs/**/audit-*.json"))
-    assert len(audits) == 3
+    assert len(audits) == 4
     for p in audits:
         doc = json.loads(p.read_text())
         jsonschema.validate(doc, audit_schema)
@@ -109,6 +125,14 @@ def test_report_dir_schema_valid(pytester: pytest.Pytester, runs: Path) -> None:
     assert clean["tool_breakdown"]["total"] == 5
     assert clean["verbatim_final"].startswith("Wrote /app/out.json with mean 4.0")
     assert clean["config"] == "claude-code-skills"
+    struggle = json.loads(next(out.glob("jobs/runs/benchflow/tictoc__Struggle01/audit-*.json")).read_text())
+    assert struggle["tests_too_tight"]["perturbations_passing"] == ["whitespace: JSON with spaces"]
+    assert struggle["row_vs_entity_gotcha"]["applies"] is True
+    assert struggle["format_vs_reasoning"] == "reasoning_loss"
+    assert summary["pr_verdict"]["verdict"] == "REJECT"
+    assert summary["configs"]["oracle"]["rewards"] == [1.0]
+    md = (out / "report.md").read_text()
+    assert "**Verdict: REJECT**" in md and "## Failure analysis" in md and "tictoc__Struggle01 (reward 0.1)" in md
 
 
 def test_shipped_schemas_are_current() -> None:
@@ -150,4 +174,37 @@ def test_cli_args_are_safe(tmp_path: Path) -> None:
 def test_cli_runs_examples(pytester: pytest.Pytester, runs: Path) -> None:
     result = pytester.run(sys.executable, "-m", "pytest_trajaudit.cli", str(runs), "--", "-q")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["3 job(s): 1 CLEAN, 1 WARN, 1 INVALID"])
+    result.stdout.fnmatch_lines(["4 job(s): 1 CLEAN, 1 WARN, 1 INVALID, 1 ORACLE"])
+
+
+def test_junit_and_ctrf_carry_each_items_status_and_evidence(pytester: pytest.Pytester, runs: Path) -> None:
+    """CI reports, parsed: every audit testcase has its status and evidence, whatever its outcome."""
+    import xml.etree.ElementTree as ET
+
+    pytest.importorskip("ctrf")
+    _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", GENERAL, "--junitxml=audit.xml", "--ctrf=ctrf.json")
+    root = ET.parse(pytester.path / "audit.xml").getroot()
+    cases = root.findall(".//testcase")
+    assert len(cases) == 4 * 15
+    by_name = {}
+    for c in cases:
+        props = {p.get("name"): p.get("value") for p in c.findall("properties/property")}
+        assert props["trajaudit.status"] in ("PASS", "WARN", "FAIL", "N/A"), props
+        by_name[(c.get("classname"), c.get("name"))] = (props, c)
+    props, case = next(v for k, v in by_name.items() if "Cheat01" in k[0] and k[1] == "P1")
+    assert props["trajaudit.status"] == "FAIL" and "/oracle/expected_answer.json" in props["trajaudit.evidence"]
+    assert case.find("failure") is not None
+    props, case = next(v for k, v in by_name.items() if "Clean01" in k[0] and k[1] == "P7")
+    assert props["trajaudit.status"] == "PASS" and props["trajaudit.evidence"].startswith("5 tool calls")
+    props, case = next(v for k, v in by_name.items() if "Struggle01" in k[0] and k[1] == "P12")
+    assert props["trajaudit.status"] == "WARN" and "tests_too_tight" in props["trajaudit.evidence"]
+
+    doc = json.loads((pytester.path / "ctrf.json").read_text())
+    tests = doc["results"]["tests"]
+    assert len(tests) == 4 * 15
+    assert all(t["extra"]["trajaudit"]["status"] in ("PASS", "WARN", "FAIL", "N/A") for t in tests)
+    p1 = next(t for t in tests if t["name"].endswith("Cheat01/result.json::P1"))
+    assert p1["status"] == "failed" and p1["extra"]["trajaudit"]["status"] == "FAIL"
+    assert "/oracle/expected_answer.json" in p1["extra"]["trajaudit"]["evidence"]
+    assert doc["results"]["extra"]["trajaudit"]["pr_verdict"] == "REJECT"
+    assert doc["results"]["extra"]["trajaudit"]["verdicts"]["runs/benchflow/tictoc__oracle"] == "ORACLE"

@@ -12,10 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from ..discovery import JobRef
-from ..model import Job, UnusableInput, Verifier
+from ..model import Job, Trajectory, UnusableInput, Verifier
 from ..safeio import Budget, decode_text, file_kind, load_json_object, parse_text, read_bytes
 from ..settings import Settings
+from . import multi
 from .sniff import load_trajectory
+from .task import attach_task
+
+# Jobs that are one file, or one record of a multi-record file: no result.json / verifier / prompts around them.
+FILE_LAYOUTS = ("bare-file", multi.RECORD)
 
 # Trajectory files by preference: the richest first (tool status and full results beat summaries).
 TRAJECTORY_CANDIDATES = (
@@ -80,8 +85,45 @@ def _apply_result(job: Job, r: dict[str, Any]) -> None:
         job.condition = "no-skills" if _NOSKILL.search(mode) or mode.startswith("no") else "with-skills"
     elif isinstance(src, str):
         job.condition = "no-skills" if "no-skills" in src else "with-skills" if src == "tasks" else None
+    if job.condition is None and (_get(r, "config", "agent", "skills") or _get(r, "agent_result", "metadata", "skills_loaded")):
+        job.condition = "with-skills"  # Harbor mounted agent skills, or terminus-2-skills loaded one
     job.result = {k: r[k] for k in ("task_name", "trial_name", "rollout_name", "source", "skill_mode", "task_checksum")
                   if k in r and isinstance(r[k], str | int | float | type(None))}
+    tid = r.get("task_id")
+    if isinstance(tid, dict) and isinstance(tid.get("path"), str):
+        job.result["task_path"] = tid["path"]
+    ar = r.get("agent_result") if isinstance(r.get("agent_result"), dict) else {}
+    for k in ("n_input_tokens", "n_output_tokens", "cost_usd"):
+        if _num(ar.get(k)) is not None:
+            job.result[k] = ar[k]
+    secs = _duration(r.get("agent_execution"))
+    if secs is not None:
+        job.result["agent_time_sec"] = secs
+
+
+def _duration(span: Any) -> float | None:
+    """Seconds between ISO ``started_at`` and ``finished_at`` (Harbor's agent_execution), or None."""
+    from datetime import datetime
+
+    if not isinstance(span, dict):
+        return None
+    try:
+        a = datetime.fromisoformat(str(span["started_at"]).replace("Z", "+00:00"))
+        b = datetime.fromisoformat(str(span["finished_at"]).replace("Z", "+00:00"))
+    except (KeyError, ValueError, TypeError):
+        return None
+    return round((b - a).total_seconds(), 3)
+
+
+def _condition_from_init(meta: dict[str, Any], cfg: Settings) -> str | None:
+    """Claude Code's init line lists every skill it can load, its built-in ones included (2.1.186 lists twelve with
+    no task skill; 2.0.67 lists none): a name that is not built-in means a skill was mounted. It never says
+    "no-skills" (an empty or built-in-only list cannot tell a run without skills from a harness that mounts them
+    elsewhere)."""
+    skills = meta.get("skills")
+    if isinstance(skills, list) and any(isinstance(s, str) and s not in cfg.builtin_skills for s in skills):
+        return "with-skills"
+    return None
 
 
 def _condition_from_path(ref: JobRef) -> str | None:
@@ -108,7 +150,7 @@ def _optional(job: Job, base: Path, rel: str) -> str | None:
 
 
 def _pick_trajectory(ref: JobRef, base: Path) -> tuple[str | None, list[str]]:
-    if ref.layout == "bare-file":
+    if ref.layout in FILE_LAYOUTS or ref.layout == "swe-agent-dir":  # the job is its anchor file
         return ref.anchor.name, [ref.anchor.name]
     seen: list[str] = []
     for rel in TRAJECTORY_CANDIDATES:
@@ -140,44 +182,104 @@ def _pick_trajectory(ref: JobRef, base: Path) -> tuple[str | None, list[str]]:
     return None, seen
 
 
-def load_job(ref: JobRef, cfg: Settings) -> Job:
+def load_job(ref: JobRef, cfg: Settings, *, with_trajectory: bool = True) -> Job:
+    """Load a job. ``with_trajectory=False``: result.json, verifier and prompts only (a trial whose trajectory
+    is missing or unusable still has a task, an agent, a condition and a reward for skill impact)."""
     base = ref.dir
     budget = Budget(cfg.max_file_bytes, cfg.max_job_bytes)
     job = Job(dir=ref.dir, anchor=ref.anchor, layout=ref.layout)
-    job.trial = ref.dir.name if ref.layout != "bare-file" else ref.anchor.name
+    job.trial = ref.dir.name if ref.layout not in FILE_LAYOUTS else ref.anchor.name
     if "__" in job.trial:
         job.task = job.trial.rsplit("__", 1)[0]
-    if ref.layout != "bare-file" and _optional(job, base, "result.json"):
+    if ref.layout not in FILE_LAYOUTS and _optional(job, base, "result.json"):
         _apply_result(job, load_json_object(base, "result.json", budget))
     if job.condition is None:
         job.condition = _condition_from_path(ref)
-    if ref.layout != "bare-file":
+    if ref.layout not in FILE_LAYOUTS:
         _load_verifier(job, base, budget)
         if _optional(job, base, "prompts.json"):
             job.instruction = _prompt_text(load_json_any(base, "prompts.json", budget))
+    if not with_trajectory:
+        job.is_oracle = _is_oracle(job, ref)
+        job.config = _config_name(job)
+        return job
     rel, seen = _pick_trajectory(ref, base)
     job.trajectory_candidates = seen
+    if rel is None and _is_oracle(job, ref):
+        # the oracle is never audited (it counts only through its reward): no trajectory needed
+        job.is_oracle = True
+        job.trajectory = Trajectory(format="none", source="")
+        job.config = "oracle"
+        return job
     if rel is None:
         looked = ", ".join(TRAJECTORY_CANDIDATES[:4]) + ", ..."
         raise UnusableInput(base, f"no trajectory found (looked for {looked})")
-    data = read_bytes(base, rel, budget)
-    path = base / rel
-    job.files_read.append(rel)
-    log_lines = rel.endswith("claude-code.txt")  # CLI stdout capture: plain-text warnings between JSON lines
-    parsed = parse_text(decode_text(data, path), path, log_lines=log_lines)
-    try:
-        job.trajectory = load_trajectory(parsed, path)
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-        # hostile shapes (e.g. {"type": [1]}) can trip a format's sniff(): unusable input, never a traceback
-        raise UnusableInput(path, f"malformed trajectory: {type(exc).__name__}: {str(exc)[:160]}") from None
+    if ref.member is not None:
+        job.trajectory = _load_record(job, ref, budget)
+    else:
+        multi.release()  # a single-file job: drop any cached multi-record container
+        data = read_bytes(base, rel, budget)
+        path = base / rel
+        job.files_read.append(rel)
+        log_lines = rel.endswith("claude-code.txt")  # CLI stdout capture: plain-text warnings between JSON lines
+        parsed = parse_text(decode_text(data, path), path, log_lines=log_lines)
+        try:
+            job.trajectory = load_trajectory(parsed, path)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+            # hostile shapes (e.g. {"type": [1]}) can trip a format's sniff(): unusable input, never a traceback
+            raise UnusableInput(path, f"malformed trajectory: {type(exc).__name__}: {str(exc)[:160]}") from None
+        _apply_trajectory_facts(job, ref, job.trajectory.meta)
     meta = job.trajectory.meta
     job.model = job.model or str(meta.get("model") or "")
     job.agent = job.agent or str(meta.get("agent") or "")
-    job.is_oracle = job.agent.lower() == "oracle" or ref.dir.name.lower().startswith("oracle")
+    if job.condition is None:
+        job.condition = _condition_from_init(meta, cfg)
+    job.is_oracle = _is_oracle(job, ref)
     job.config = _config_name(job)
+    attach_task(job, cfg.tasks_dirs)
+    if not job.instruction and job.task_info is not None:
+        job.instruction = job.task_info.instruction
     if not job.instruction:
         job.instruction = next((e.text for e in job.trajectory.events if e.type == "user_message" and e.text), "")
     return job
+
+
+def _load_record(job: Job, ref: JobRef, budget: Budget) -> Trajectory:
+    """One member of a multi-record file (``loaders/multi.py``) and the job metadata its format records."""
+    traj, info = multi.load_record(ref, budget)
+    job.files_read.append(ref.anchor.name)
+    for key in ("task", "trial", "agent", "model"):
+        value = info.get(key)
+        if isinstance(value, str) and value:
+            setattr(job, key, value)
+    _apply_reward(job, info.get("reward"), info.get("reward_source"))
+    if info.get("exception"):
+        job.exception = str(info["exception"])[:500]
+    return traj
+
+
+def _apply_trajectory_facts(job: Job, ref: JobRef, meta: dict[str, Any]) -> None:
+    """What a single-file format records about its run when no result.json does (SWE-agent: the instance id, a
+    reward only when the file holds one)."""
+    task = meta.get("task")
+    if ref.layout in (*FILE_LAYOUTS, "swe-agent-dir") and isinstance(task, str) and task \
+            and not job.result.get("task_name"):
+        job.task = task
+    _apply_reward(job, meta.get("reward"), meta.get("reward_source"))
+
+
+def _apply_reward(job: Job, reward: Any, source: Any) -> None:
+    """A reward the trajectory file records, unless result.json / reward.txt already gave one."""
+    r = _num(reward)
+    if r is None or job.verifier.reward is not None:
+        return
+    src = str(source or "trajectory")
+    job.verifier.rewards[src] = r
+    job.verifier.reward, job.verifier.reward_source = r, src
+
+
+def _is_oracle(job: Job, ref: JobRef) -> bool:
+    return job.agent.lower() == "oracle" or ref.dir.name.lower().startswith("oracle")
 
 
 def load_json_any(base: Path, rel: str, budget: Budget) -> Any:
@@ -220,6 +322,10 @@ def _load_verifier(job: Job, base: Path, budget: Budget) -> None:
                 if isinstance(t, dict) and t.get("status") == "failed":
                     v.ctrf_failures.append({"name": str(t.get("name", ""))[:200],
                                             "message": str(t.get("message") or t.get("trace") or "")[:1000]})
+    if v.ctrf_summary is not None:
+        v.tests_source = "ctrf.json"
+    elif _optional(job, base, "verifier/output.json"):
+        _harbor_output(v, load_json_any(base, "verifier/output.json", budget))
     if _optional(job, base, "verifier/test-stdout.txt"):
         data = read_bytes(base, "verifier/test-stdout.txt", budget)
         v.stdout_tail = data[-4000:].decode("utf-8", "replace")
@@ -227,6 +333,20 @@ def _load_verifier(job: Job, base: Path, budget: Budget) -> None:
         if v.rewards.get(source) is not None:
             v.reward, v.reward_source = v.rewards[source], source
             break
+
+
+def _harbor_output(v: Verifier, doc: Any) -> None:
+    """Harbor's verifier/output.json: {"tests": [{"name", "status": "PASSED" | "FAILED" | ...}]}."""
+    tests = doc.get("tests") if isinstance(doc, dict) else None
+    if not isinstance(tests, list):
+        return
+    statuses = [str(t.get("status", "")).lower() for t in tests if isinstance(t, dict)]
+    v.ctrf_summary = {"tests": len(statuses), "passed": statuses.count("passed"), "failed": statuses.count("failed"),
+                      "skipped": statuses.count("skipped")}
+    v.tests_source = "output.json"
+    if not v.ctrf_failures:
+        v.ctrf_failures = [{"name": str(t.get("name", ""))[:200], "message": str(t.get("message") or "")[:1000]}
+                           for t in tests if isinstance(t, dict) and str(t.get("status", "")).lower() == "failed"][:50]
 
 
 def _config_name(job: Job) -> str:

@@ -60,7 +60,7 @@ def register(p: Principle) -> None:
     _REGISTRY[p.code] = p
 
 
-FAMILY_MODULES = ("anticheat", "general")
+FAMILY_MODULES = ("anticheat", "general", "verifier", "rules", "skills")
 
 
 def registry() -> dict[str, Principle]:

@@ -23,6 +23,29 @@ def _redact_tree(value: Any) -> Any:
     return value
 
 
+TRACE_CODES = ("TG-1", "TG-2", "TG-3", "TG-4", "TG-5")  # the original's check order
+
+
+def trace_grader_block(meta: dict[str, Any], records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The original's per-run report ``{task, run_id, delivered, step_count, flags, corrupt_success, verdict}``
+    built from the TG items' flags (in check order), or None when no TG item judged the job."""
+    from ..aggregate import corrupt_success, trace_run_verdict
+
+    recs = [(c, records[c]) for c in TRACE_CODES if c in records and "step_count" in (records[c].get("data") or {})]
+    if not recs:
+        return None
+    base = recs[0][1]["data"]
+    flags = [{k: f.get(k) for k in ("check", "severity", "step", "tool", "detail")}
+             for _, r in recs for f in (r["data"].get("flags") or [])]
+    delivered = base.get("delivered")
+    return {"task": meta.get("task") or "", "run_id": meta.get("trial") or "", "delivered": delivered,
+            "delivered_source": base.get("delivered_source") or "", "step_count": base.get("step_count", 0),
+            "flags": flags, "n_flags": sum(int(r["data"].get("n_flags") or 0) for _, r in recs),
+            "corrupt_success": corrupt_success(delivered, flags),
+            "verdict": trace_run_verdict(delivered, flags), "mode": base.get("mode") or "precise",
+            "checks": {c: r["status"] for c, r in recs}}
+
+
 def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, Any]], verdict: str,
                 reasons: list[str], keys: dict[str, str], error: str | None = None) -> dict[str, Any]:
     """records: code → {status, evidence, data, events, tier, family}; keys: code → audit-JSON key."""
@@ -46,18 +69,38 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
         data = dict(rec.get("data") or {})
         if key == "verbatim_final":
             audit[key] = data.get("verbatim_final")
+        elif key == "failure_bucket":
+            audit[key] = data.get("failure_bucket")
+            audit["failure_evidence"] = {"status": rec["status"], "evidence": rec["evidence"]}
+        elif key == "format_vs_reasoning":
+            audit[key] = data.get("format_vs_reasoning") or ("n/a" if rec["status"] == "N/A" else None)
+        elif key in ("row_vs_entity_gotcha", "verifier_alignment", "tests_too_tight", "llm_judge_concurrence"):
+            if not data:  # N/A without data (e.g. an oracle run): nothing to say in the seed's shape
+                audit[key] = None
+                continue
+            data.setdefault("status", rec["status"])
+            data.setdefault("evidence", rec["evidence"])
+            audit[key] = data
         elif key in ("tool_breakdown",):
             audit[key] = {k: data[k] for k in ("total", "by_kind", "by_title") if k in data} or None
         elif key in ("agentic_floor", "struggle"):
             if data:
                 data.setdefault("status", rec["status"])
                 audit[key] = data
+        elif key == "skill_misuse":  # SB-3a and SB-3c fill one object {partial_follow_through, top_level_only, evidence}
+            merged = audit.get(key) or {"partial_follow_through": None, "top_level_only": None, "evidence": ""}
+            ev = data.pop("evidence", "") or rec["evidence"]
+            merged.update(data)
+            if ev and ev not in merged["evidence"]:
+                merged["evidence"] = f"{merged['evidence']}; {ev}" if merged["evidence"] else ev
+            audit[key] = merged
         else:
             data.setdefault("status", rec["status"])
             data.setdefault("evidence", rec["evidence"])
             if key == "self_doubt" and data["status"] in ("PASS", "WARN"):
                 data["status"] = "present" if rec["status"] == "WARN" else "none"
             audit[key] = data
+    audit["trace_grader"] = trace_grader_block(meta, records)
     audit.update({
         "job": job_id,
         "task": meta.get("task") or "",

@@ -43,12 +43,96 @@ class Struggle(_Open):
     verdict: Literal["wrong_answer", "struggle"]
 
 
+class RowEntity(_Open):
+    applies: bool
+    evidence: str = ""
+
+
+class VerifierAlignment(_Open):
+    reconstructed: bool
+    aligned: bool | None
+    diff_summary: str = ""
+    flipped_signal: bool = False
+
+
+class TestsTooTight(_Open):
+    checked: bool
+    perturbations_passing: list[str]
+
+
+class JudgeConcurrence(_Open):
+    checked: bool
+    agreement: bool | float | None
+
+
 class PrincipleResult(BaseModel):
     status: Status
     evidence: str
     tier: str
     family: str
     events: list[int] = Field(default_factory=list)
+
+
+TraceVerdict = Literal["clean-pass", "pass-with-warnings", "corrupt-success", "fail"]
+Severity = Literal["high", "medium", "low"]
+
+
+class TraceFlag(_Open):
+    """One trace-grader flag, the original's shape (plus ``event``: the event index in the trajectory)."""
+
+    check: Literal["forbidden_tool", "out_of_order", "retry_storm", "excessive_steps", "edited_without_read"]
+    severity: Severity
+    step: int | None
+    tool: str | None
+    detail: str
+
+
+class RuleCheck(_Open):
+    """A TG-1..TG-5 result (audit keys forbidden_tool, out_of_order, retry_storm, excessive_steps,
+    edited_without_read)."""
+
+    status: Status
+    evidence: str = ""
+    step_count: int | None = None
+    delivered: bool | None = None
+    severity: Severity | None = None
+    n_flags: int = 0
+    flags: list[TraceFlag] = Field(default_factory=list)
+
+
+class TraceGrader(BaseModel):
+    """The original trace-grader's per-run report, from the TG items' flags."""
+
+    task: str
+    run_id: str
+    delivered: bool | None
+    delivered_source: str
+    step_count: int
+    flags: list[TraceFlag]
+    n_flags: int
+    corrupt_success: bool
+    verdict: TraceVerdict
+    mode: Literal["precise", "literal"]
+    checks: dict[str, Status]
+
+
+class SkillInvocation(_Open):
+    """SB-1 (audit-skillsbench.md); ``N/A`` (outside the seed's enum) for runs without skills or of unknown
+    condition, with the reason as evidence."""
+
+    status: Literal["VERIFIED", "PARTIAL", "NOT_INVOKED", "N/A"]
+    skills_read: list[str] = Field(default_factory=list)
+    sub_files_read: list[str] = Field(default_factory=list)
+    discovery_method: Literal["Skill tool", "Read SKILL.md", "Glob fallback", "none"] = "none"
+    evidence: str = ""
+
+
+class SkillMisuse(_Open):
+    """SB-3a (partial_follow_through) and SB-3c (top_level_only); null when not judged (evidence says why)."""
+
+    partial_follow_through: bool | None = None
+    top_level_only: bool | None = None
+    evidence: str = ""
 
 
 class Audit(_Open):
@@ -65,10 +149,24 @@ class Audit(_Open):
     agentic_floor: AgenticFloor | None
     tool_breakdown: ToolBreakdown | None
     verbatim_final: str | None
+    failure_evidence: StatusEvidence | None = None
+    format_vs_reasoning: Literal["n/a", "format_loss", "reasoning_loss"] | None = None
+    row_vs_entity_gotcha: RowEntity | None = None
+    verifier_alignment: VerifierAlignment | None = None
+    tests_too_tight: TestsTooTight | None = None
+    llm_judge_concurrence: JudgeConcurrence | None = None
     memorization_signal: StatusEvidence | None = None
     struggle: Struggle | None = None
     filesystem_pollution: StatusEvidence | None = None
     self_doubt: StatusEvidence | None = None
+    skill_invocation: SkillInvocation | None = None
+    skill_misuse: SkillMisuse | None = None
+    forbidden_tool: RuleCheck | None = None
+    out_of_order: RuleCheck | None = None
+    retry_storm: RuleCheck | None = None
+    excessive_steps: RuleCheck | None = None
+    edited_without_read: RuleCheck | None = None
+    trace_grader: TraceGrader | None = None
     job: str
     task: str
     trial: str
@@ -81,6 +179,39 @@ class Audit(_Open):
     error: str | None = None
 
 
+class TraceJobSummary(BaseModel):
+    verdict: TraceVerdict
+    delivered: bool | None
+    step_count: int
+    n_flags: int
+    corrupt_success: bool
+
+
+class PassK(BaseModel):
+    """pass^k of one task group (trials of one task under one agent, model and condition)."""
+
+    task: str
+    agent: str
+    model: str
+    condition: str | None
+    k: int
+    n_trials: int = Field(description="trials with a known outcome (counted)")
+    n_success: int = Field(description="delivered trials, integrity-adjusted (an INVALID job never delivers)")
+    n_fail: int
+    n_invalid: int
+    n_error: int
+    n_unknown: int = Field(description="trials without a reward or delivery signal (not counted)")
+    n_success_raw: int = Field(description="delivered trials by reward alone")
+    pass_hat_k: float | None = Field(description="C(n_success, k) / C(n_trials, k)")
+    pass_hat_k_raw: float | None
+    status: Literal["PASS", "FAIL", "N/A"]
+    reason: str
+    flaky: bool = Field(description="the seed's flaky: pass^k not reached (a single failed trial included)")
+    inconsistent: bool = Field(description="some trials delivered and some did not")
+    trials: list[str]
+    jobs: list[str]
+
+
 class JobSummary(BaseModel):
     job: str
     config: str
@@ -91,6 +222,58 @@ class JobSummary(BaseModel):
     reasons: list[str]
     statuses: dict[str, Status]
     loads: int = 0
+    agent: str = ""
+    model: str = ""
+    condition: str | None = None
+    oracle: bool = False
+    trace_grader: TraceJobSummary | None = None
+
+
+class PRVerdict(BaseModel):
+    verdict: Literal["APPROVE", "APPROVE WITH CAVEATS", "MAJOR CHANGES NEEDED", "REJECT"]
+    reasons: list[str]
+    oracle_rewards: dict[str, float | None]
+    tests_too_tight: list[str]
+
+
+class ConfigResult(BaseModel):
+    agent: str
+    model: str
+    condition: str | None
+    oracle: bool
+    jobs: int
+    verdicts: dict[str, int]
+    rewards: list[float]
+    mean_reward: float | None
+
+
+class SkillImpact(_Open):
+    """SB-2 for one task × agent × model: the seed's six fields first, then trial counts and the caveat."""
+
+    with_skills_reward: float
+    no_skills_reward: float
+    delta_pp: float
+    outcome: Literal["helped", "hurt", "no-op"]
+    unlock_quote: str | None
+    misled_quote: str | None
+    task: str
+    agent: str
+    model: str
+    n_with_skills: int
+    n_no_skills: int
+    likely_noise: bool = Field(description="one trial per arm and |delta| < 30 pp")
+    caveat: str | None
+
+
+class SkillsFlag(BaseModel):
+    """A SkillsBench PR-level flag (never blocking; feeds the report's suggested improvements)."""
+
+    flag: Literal["skills_hurt_all_agents", "skills_noop_all_agents", "skill_never_discovered",
+                  "skill_workflow_not_directive", "no_skills_leak"]
+    task: str
+    message: str
+    blocking: Literal[False]
+    refs: list[str]
 
 
 class Summary(BaseModel):
@@ -100,6 +283,12 @@ class Summary(BaseModel):
     n_jobs: int
     verdicts: dict[str, int]
     principles: dict[str, dict[str, int]]
+    pr_verdict: PRVerdict
+    configs: dict[str, ConfigResult]
+    trace_verdicts: dict[TraceVerdict, int]
+    pass_k: list[PassK]
+    skill_impact: dict[str, SkillImpact] = Field(default_factory=dict)
+    skills_flags: list[SkillsFlag] = Field(default_factory=list)
     jobs: list[JobSummary]
 
 

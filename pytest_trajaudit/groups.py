@@ -1,0 +1,187 @@
+"""Cross-trial checks: task groups, the compact per-job records they read, and their evaluation (pass^k, SB-2).
+
+A *task group* is the set of jobs under one audit root whose folder names share a task prefix
+(``<task>__<trial>``); it is planned at collection from names alone (stat-only). Its items (``PASSK``, ``SB-2``)
+run after every job item and read one compact record per member job: reward, verdict inputs (P1, P2, P11),
+task/agent/model/condition and the SB-1 status. Jobs publish that record when their audit is computed — into
+memory, or under xdist into a private directory shared by the workers — so a group item normally parses
+nothing. A record that is missing (the job ran later on another worker, or its items were deselected) or lacks
+the integrity principles is computed by the group item itself (one more parse of that job): correctness never
+depends on scheduling. Pure: no pytest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .aggregate import Outcome, job_verdict, pass_k_entries, skill_impact, trial_coverage
+from .discovery import JobRef
+from .engine import JobAudit
+
+GROUP_CODES = ("PASSK", "SB-2")
+INTEGRITY = ("P1", "P2", "P11")  # what decides INVALID (aggregate.job_verdict)
+
+
+def group_key(ref: JobRef) -> str | None:
+    """The task prefix of a job folder named ``<task>__<trial>``; None for anything else."""
+    if ref.layout == "bare-file" or getattr(ref, "member", None):
+        return None
+    name = ref.dir.name
+    if "__" not in name:
+        return None
+    key = name.rsplit("__", 1)[0]
+    return key or None
+
+
+def plan(refs: Iterable[JobRef]) -> dict[str, list[JobRef]]:
+    """Task groups with at least two jobs (a single trial has no repeatability to measure), sorted by key."""
+    groups: dict[str, list[JobRef]] = {}
+    for r in refs:
+        k = group_key(r)
+        if k is not None:
+            groups.setdefault(k, []).append(r)
+    return {k: sorted(v, key=lambda r: str(r.dir)) for k, v in sorted(groups.items()) if len(v) >= 2}
+
+
+def compact(job_id: str, audit: JobAudit, tiers: dict[str, tuple[str, bool]]) -> dict[str, Any]:
+    """The record a group reads. ``tiers``: code → (tier, affects_verdict) for the computed principles."""
+    m = audit.meta
+    results = audit.results
+    outcomes = {c: Outcome(r.status, tiers.get(c, ("", True))[0], tiers.get(c, ("", True))[1], r.evidence,
+                           bool((r.data or {}).get("flipped_signal")))
+                for c, r in results.items() if r.status in ("PASS", "WARN", "FAIL", "N/A")}
+    verdict, _ = job_verdict(outcomes, error=audit.error, oracle=bool(m.get("oracle")))
+    sb1 = results.get("SB-1")
+    return {
+        "job": job_id, "task": m.get("task") or "", "trial": m.get("trial") or "", "agent": m.get("agent") or "",
+        "model": m.get("model") or "", "condition": m.get("condition"), "reward": m.get("reward"),
+        "oracle": bool(m.get("oracle")), "error": audit.error, "verdict": verdict,
+        "integrity": {c: results[c].status for c in INTEGRITY if c in results},
+        "flipped": any(bool((r.data or {}).get("flipped_signal")) for r in results.values()),
+        "sb1": (sb1.data or {}).get("status") if sb1 is not None and sb1.data else None,
+    }
+
+
+def complete(rec: dict[str, Any] | None) -> bool:
+    """Whether a record can decide integrity (an unusable job's record is complete: it is ERROR)."""
+    if rec is None:
+        return False
+    return bool(rec.get("error")) or rec.get("oracle") or all(c in rec["integrity"] for c in INTEGRITY)
+
+
+class MemoryStore:
+    def __init__(self) -> None:
+        self._d: dict[str, dict[str, Any]] = {}
+
+    def put(self, rec: dict[str, Any]) -> None:
+        old = self._d.get(rec["job"])
+        if old is None or complete(rec) or not complete(old):
+            self._d[rec["job"]] = rec
+
+    def get(self, job_id: str) -> dict[str, Any] | None:
+        return self._d.get(job_id)
+
+
+class DirStore(MemoryStore):
+    """Records shared by xdist workers: one JSON file per job in a private directory (mode 0700) created by the
+    controller. Writes are atomic (rename); a reader sees a whole record or none."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.path = Path(path)
+
+    def _file(self, job_id: str) -> Path:
+        return self.path / (hashlib.sha256(job_id.encode()).hexdigest()[:32] + ".json")
+
+    def put(self, rec: dict[str, Any]) -> None:
+        super().put(rec)
+        rec = self._d[rec["job"]]
+        tmp = self._file(rec["job"]).with_suffix(f".{os.getpid()}.tmp")
+        try:
+            tmp.write_text(json.dumps(rec), encoding="utf-8")
+            os.replace(tmp, self._file(rec["job"]))
+        except OSError:
+            pass  # the group item recomputes what it cannot read
+
+    def get(self, job_id: str) -> dict[str, Any] | None:
+        rec = super().get(job_id)
+        if complete(rec):
+            return rec
+        try:
+            disk = json.loads(self._file(job_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return rec
+        return disk if isinstance(disk, dict) and disk.get("job") == job_id else rec
+
+
+@dataclass(slots=True)
+class GroupResult:
+    status: str  # PASS | WARN | FAIL | N/A | ERROR
+    evidence: str
+    data: dict[str, Any]
+
+
+def gather(members: list[tuple[str, JobRef]], store: MemoryStore,
+           compute: Callable[[str, JobRef], dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """Member records from the store, computing (and publishing) what is missing. Returns (records, recomputed)."""
+    out, recomputed = [], 0
+    for job_id, ref in members:
+        rec = store.get(job_id)
+        if not complete(rec):
+            rec = compute(job_id, ref)
+            store.put(rec)
+            recomputed += 1
+        out.append(rec)
+    return out, recomputed
+
+
+def evaluate_passk(records: list[dict[str, Any]], *, strict: bool = False, trials: int | None = None) -> GroupResult:
+    """pass^k per (task, agent, model, condition) of the group; integrity-adjusted (INVALID/ERROR = not
+    delivered). All delivered → PASS; a flaky group → WARN (FAIL with ``strict``); ``trials`` (K) makes missing
+    or duplicated trials an error. N/A when no trial records a reward."""
+    data: dict[str, Any] = {"pass_k": pass_k_entries(records)}
+    if trials:
+        errors = trial_coverage(records, trials)
+        data["coverage_errors"] = errors
+        if errors:
+            return GroupResult("ERROR", "; ".join(e["message"] for e in errors[:5]), data)
+    entries = [e for e in data["pass_k"] if e["status"] != "N/A"]
+    if not entries:
+        why = "; ".join(e["reason"] for e in data["pass_k"]) or "no agent trials in the group"
+        return GroupResult("N/A", f"pass^k needs trials with a reward: {why}", data)
+
+    def line(e: dict[str, Any]) -> str:
+        who = "/".join(x for x in (e["agent"], e["model"], e["condition"] or "") if x)
+        return f"{e['task']} [{who}]: pass^{e['k']} = {e['pass_hat_k']:g} ({e['reason']})"
+
+    flaky = [e for e in entries if e["status"] == "FAIL"]
+    if flaky:
+        ev = "flaky: " + "; ".join(line(e) for e in flaky[:5])
+        return GroupResult("FAIL" if strict else "WARN", ev, data)
+    return GroupResult("PASS", "; ".join(line(e) for e in entries[:5]), data)
+
+
+def evaluate_sb2(records: list[dict[str, Any]]) -> GroupResult:
+    """SB-2 skill impact of the group (never blocking): Δ per task × agent × model across conditions. hurt → WARN;
+    helped / no-op → PASS; N/A without a with-skills and a without-skills arm that both have rewards."""
+    impact = skill_impact(records)
+    data: dict[str, Any] = {"skill_impact": impact}
+    if not impact:
+        conds = sorted({str(r.get("condition")) for r in records})
+        return GroupResult("N/A", f"no with-skills / without-skills pair with rewards (conditions seen: "
+                           f"{', '.join(conds)})", data)
+
+    def line(k: str, v: dict[str, Any]) -> str:
+        return f"{k}: Δ {v['delta_pp']:+.1f} pp {v['outcome']} ({v['evidence']})" + (
+            f"; {v['caveat']}" if v.get("caveat") else "")
+
+    hurt = {k: v for k, v in impact.items() if v["outcome"] == "hurt"}
+    if hurt:
+        return GroupResult("WARN", "skills hurt: " + "; ".join(line(k, v) for k, v in list(hurt.items())[:3]), data)
+    return GroupResult("PASS", "; ".join(line(k, v) for k, v in list(impact.items())[:3]), data)
