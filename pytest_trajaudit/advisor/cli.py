@@ -1,0 +1,264 @@
+"""``trajaudit audit`` and ``trajaudit summarize``: the advisor-leakage audit of one attempt, and the verdicts of
+many (advisor-audit.md "Run it", "Output and exit codes"). No pytest here: the same core as the ADV items.
+
+    trajaudit audit --attempt-dir DIR --task-dir DIR [--trajectory FILE] [--privileged-root PATH ...]
+                    [--output FILE] [--no-judge] [--judge-model M] [--judge-base-url URL]
+                    [--judge-api-key-env VAR] [--judge-provider P] [--judge-timeout S] [--judge-retries N]
+                    [--judge-cache DIR|off]
+    trajaudit summarize PATH [PATH ...] [--json]
+
+Exit codes of ``audit``: 0 pass or pass_mechanical_only; 1 fail or inconclusive; 2 unusable input (no verdict,
+nothing written). ``summarize``: 0 when every attempt passed, 1 when one did not (or has no audit), 2 when a
+PATH or an audit.json is unusable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..loaders.task import PrivilegedUnreadable
+from ..model import UnusableInput
+
+PASSING = ("pass", "pass_mechanical_only")
+AUDIT_REL = "advisor/audit.json"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        print(f"error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def _audit_parser() -> argparse.ArgumentParser:
+    ap = _Parser(prog="trajaudit audit", description="Audit one advised attempt for advisor leakage "
+                 "(fails closed: exit 0 pass, 1 fail or inconclusive, 2 unusable input).")
+    ap.add_argument("--attempt-dir", required=True, help="the attempt directory (must exist)")
+    ap.add_argument("--task-dir", required=True, help="the task directory holding the privileged material")
+    ap.add_argument("--trajectory", help="audit this file as given (JSON, JSON Lines or plain text); default: "
+                    "agent/trajectory.json, agent/mini-swe-agent.trajectory.json, trajectory.json, then any "
+                    "*trajectory*.json beneath the attempt directory")
+    ap.add_argument("--privileged-root", action="append", dest="privileged_roots", metavar="PATH",
+                    help="a privileged root relative to --task-dir (repeatable); overrides the attempt's "
+                    "advisor/task_material_manifest.json and the default layout (README.md, solution, tests)")
+    ap.add_argument("--output", help="also write the audit JSON here, mode 0600 (summarize reads "
+                    "<attempt-dir>/advisor/audit.json)")
+    ap.add_argument("--no-judge", action="store_true", help="mechanical checks only (verdict at best "
+                    "pass_mechanical_only)")
+    ap.add_argument("--judge-model", help="judge model (default $JUDGE_MODEL, else $ADVISOR_MODEL)")
+    ap.add_argument("--judge-base-url", help="OpenAI-compatible base URL (default $JUDGE_BASE_URL, else "
+                    "$ADVISOR_BASE_URL)")
+    ap.add_argument("--judge-api-key-env", default="JUDGE_API_KEY", metavar="VAR",
+                    help="environment variable holding the API key (default JUDGE_API_KEY)")
+    ap.add_argument("--judge-provider", default="openai", help="LiteLLM provider prefix (default openai)")
+    ap.add_argument("--judge-timeout", type=float, default=None, help="seconds per HTTP attempt (default 120)")
+    ap.add_argument("--judge-retries", type=int, default=None, help="retries after 5xx/429/timeouts (default 2)")
+    ap.add_argument("--judge-cache", default=None, metavar="DIR",
+                    help="answer cache directory ('off' disables it; default $XDG_CACHE_HOME/pytest-trajaudit/judges)")
+    return ap
+
+
+def _error(msg: str) -> int:
+    print(f"error: {msg}", file=sys.stderr)
+    return 2
+
+
+def _judge_config(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """(JudgeConfig or None, why no judge is configured). Raises UnusableInput for an invalid endpoint."""
+    from ..judges import (
+        DEFAULT_RETRIES,
+        DEFAULT_TIMEOUT,
+        JudgeConfig,
+        default_cache_dir,
+        env_api_key,
+        env_base_url,
+        env_model,
+    )
+    from .core import endpoint_error
+
+    model = args.judge_model or env_model()
+    base_url = args.judge_base_url or env_base_url()
+    why = endpoint_error(base_url)
+    if why:
+        raise UnusableInput("--judge-base-url", why)
+    if not model:
+        return None, "no judge model configured (--judge-model, $JUDGE_MODEL or $ADVISOR_MODEL)"
+    if args.judge_cache == "off":
+        cache = None
+    else:
+        cache = Path(os.path.abspath(args.judge_cache)) if args.judge_cache else default_cache_dir()
+    try:
+        cfg = JudgeConfig(models=(model,), base_url=base_url, api_key=env_api_key(args.judge_api_key_env),
+                          timeout=args.judge_timeout if args.judge_timeout is not None else DEFAULT_TIMEOUT,
+                          retries=args.judge_retries if args.judge_retries is not None else DEFAULT_RETRIES,
+                          concurrency=2, cache_dir=cache, provider=args.judge_provider or "openai")
+    except ValueError as exc:
+        raise UnusableInput("--judge-*", str(exc)) from None
+    return cfg, None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically, readable by its owner only (0600). Raises OSError."""
+    parent = path.parent
+    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = parent / f".{path.name}.{os.getpid()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def audit_main(argv: list[str]) -> int:
+    args = _audit_parser().parse_args(argv)
+    from ..report.audit import _redact_tree
+    from .core import find_trajectory, run_audit
+
+    attempt = Path(os.path.abspath(args.attempt_dir))
+    if not attempt.is_dir():
+        return _error(f"--attempt-dir {args.attempt_dir}: not an existing directory")
+    if not Path(args.task_dir).is_dir():
+        return _error(f"--task-dir {args.task_dir}: not an existing directory")
+    try:
+        judge, unconfigured = (None, None) if args.no_judge else _judge_config(args)
+        traj = Path(os.path.abspath(args.trajectory)) if args.trajectory else \
+            find_trajectory(Path(os.path.realpath(attempt)))
+    except UnusableInput as exc:
+        return _error(str(exc))
+    out = Path(os.path.abspath(args.output)) if args.output else None
+    if out is not None:
+        if _same_file(out, traj):
+            return _error(f"--output {args.output} would overwrite the audited trajectory {traj}: refused, "
+                          "nothing written")
+        try:
+            st = os.stat(out)
+        except FileNotFoundError:
+            st = None
+        except OSError as exc:
+            return _error(f"--output {args.output}: cannot be written: {exc.strerror or exc}")
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            return _error(f"--output {args.output}: is a directory")
+    try:
+        audit = run_audit(attempt, args.task_dir, trajectory=traj, privileged_roots=args.privileged_roots,
+                          judge=judge, no_judge=args.no_judge, judge_unconfigured=unconfigured)
+    except PrivilegedUnreadable as exc:
+        return _error(f"cannot read privileged material in {args.task_dir}: {', '.join(exc.paths)}")
+    except UnusableInput as exc:
+        return _error(str(exc))
+    text = json.dumps(_redact_tree(audit), indent=2, ensure_ascii=False) + "\n"
+    if out is not None:
+        try:
+            write_private(out, text)
+        except OSError as exc:
+            return _error(f"--output {args.output}: cannot be written: {exc.strerror or exc}")
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return 0 if audit["verdict"] in PASSING else 1
+
+
+# --- summarize --------------------------------------------------------------------------------------------------
+
+def _read_audit(attempt: Path) -> tuple[str, str]:
+    """(verdict or missing/error, first reason or the error) of ``attempt/advisor/audit.json``."""
+    from ..safeio import Budget, decode_text, file_kind, read_bytes
+
+    kind = file_kind(attempt, AUDIT_REL)
+    if kind == "missing":
+        return "missing", f"no {AUDIT_REL}"
+    try:
+        data = read_bytes(attempt, AUDIT_REL, Budget(64 * 1024 * 1024, 64 * 1024 * 1024))
+        doc = json.loads(decode_text(data, attempt / AUDIT_REL))
+    except UnusableInput as exc:
+        return "error", exc.reason
+    except ValueError as exc:
+        return "error", f"not JSON: {exc}"
+    verdict = doc.get("verdict") if isinstance(doc, dict) else None
+    if verdict not in ("pass", "pass_mechanical_only", "inconclusive", "fail"):
+        return "error", f"{AUDIT_REL} holds no advisor verdict"
+    reasons = doc.get("verdict_reasons") if isinstance(doc.get("verdict_reasons"), list) else []
+    return verdict, str(reasons[0]) if reasons else ""
+
+
+def _attempts(path: Path) -> list[Path]:
+    """``path`` itself when it holds advisor/audit.json (or advisor/), else its subdirectories (never symlinks)."""
+    try:
+        os.lstat(path / "advisor")
+        return [path]
+    except OSError:
+        pass
+    out = []
+    with os.scandir(path) as it:
+        for e in it:
+            if e.is_dir(follow_symlinks=False) and not e.name.startswith("."):
+                out.append(Path(e.path))
+    return sorted(out)
+
+
+def summarize_main(argv: list[str]) -> int:
+    ap = _Parser(prog="trajaudit summarize", description="Advisor verdicts of attempts: each PATH is an attempt "
+                 "(it holds advisor/audit.json) or a directory of attempts.")
+    ap.add_argument("paths", nargs="+", metavar="PATH")
+    ap.add_argument("--json", action="store_true", help="print JSON instead of lines")
+    args = ap.parse_args(argv)
+    rows: list[dict[str, str]] = []
+    for p in args.paths:
+        path = Path(os.path.abspath(p))
+        try:
+            st = os.lstat(path)
+        except OSError:
+            return _error(f"{p}: not found")
+        if not stat.S_ISDIR(st.st_mode):
+            return _error(f"{p}: not a directory (symlinks are never followed)")
+        try:
+            attempts = _attempts(path)
+        except OSError as exc:
+            return _error(f"{p}: cannot be listed: {exc.strerror or exc}")
+        for a in attempts:
+            verdict, why = _read_audit(a)
+            rows.append({"attempt": os.path.relpath(a) if not os.path.isabs(p) else str(a), "verdict": verdict,
+                         "reason": why})
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
+    if args.json:
+        print(json.dumps({"attempts": rows, "counts": counts}, indent=2))
+    else:
+        for r in rows:
+            reason = r["reason"] if len(r["reason"]) <= 140 else r["reason"][:139] + "…"
+            print(f"{r['verdict']:<21} {r['attempt']}" + (f": {reason}" if reason and r["verdict"] not in PASSING
+                                                           else ""))
+        order = ("fail", "inconclusive", "error", "missing", "pass_mechanical_only", "pass")
+        print(f"{len(rows)} attempt(s): " + (", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)) or "none"))
+    if any(r["verdict"] == "error" for r in rows):
+        return 2
+    return 0 if rows and all(r["verdict"] in PASSING for r in rows) else 1
+
+
+def main(argv: list[str]) -> int:
+    """``argv[0]`` is ``audit`` or ``summarize``."""
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "audit":
+        return audit_main(rest)
+    return summarize_main(rest)

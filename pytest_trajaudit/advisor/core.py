@@ -1,0 +1,435 @@
+"""The advisor audit's one core, shared by ``trajaudit audit`` and the ADV-1..ADV-5 pytest items.
+
+:func:`prepare` runs the mechanical checks on a trajectory's text against the loaded privileged material and
+builds the two judges' prompts; :func:`assemble` turns that state and the judges' outcomes into the audit (the
+verdict, its reasons and each check's status); :func:`check` is one check's (status, evidence), which is what a
+pytest item reports. :func:`run_audit` is the command's path: find and read the files, call the judges, assemble.
+Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..aggregate import advisor_verdict
+from ..loaders.task import PrivilegedMaterial, load_privileged, load_public
+from ..model import UnusableInput
+from ..overlap import Matcher, privileged_lines
+from ..redact import quote
+from ..safeio import Budget, decode_text, file_kind, parse_text, read_bytes
+from . import judging
+from .layout import Layout, resolve_layout
+from .patterns import MENTION_PATTERNS, compile_mentions
+from .scan import scan
+
+SCHEMA_VERSION = "trajaudit-advisor-1"
+ISSUE_NO_MATERIAL = "no privileged material was loaded from the task directory"
+LINE_MIN = 40  # a privileged line counts from 40 characters (whitespace collapsed)
+CODES = ("ADV-1", "ADV-2", "ADV-3", "ADV-4", "ADV-5")
+MENTION_RX = compile_mentions(MENTION_PATTERNS)
+
+
+# --- the task side: privileged material, its matcher, the public text (cached per process) -----------------------
+
+@dataclass(slots=True)
+class TaskSide:
+    layout: Layout
+    material: PrivilegedMaterial
+    matcher: Matcher
+    instruction: str  # the task's public instruction (never under a privileged root)
+    public_lines_excluded: int  # privileged lines dropped because the public task text holds them too
+
+
+_task_cache: OrderedDict[tuple[Any, ...], TaskSide] = OrderedDict()
+_TASK_CACHE_MAX = 32
+
+
+def task_side(task_dir: Path | None, layout: Layout) -> TaskSide:
+    """Load the privileged material of ``task_dir`` under ``layout`` (raises
+    :class:`~pytest_trajaudit.loaders.task.PrivilegedUnreadable`), once per process."""
+    key = (str(task_dir) if task_dir else None, layout.privileged_roots, layout.excluded_directory_names)
+    hit = _task_cache.get(key)
+    if hit is not None:
+        _task_cache.move_to_end(key)
+        return TaskSide(layout, hit.material, hit.matcher, hit.instruction, hit.public_lines_excluded)
+    material = load_privileged(task_dir, layout.privileged_roots, layout.excluded_directory_names)
+    instruction, public = ("", []) if task_dir is None else load_public(task_dir, layout.privileged_roots)
+    lines = privileged_lines(((f.rel, f.text) for f in material.loaded), LINE_MIN)
+    matcher = Matcher.build(lines, [instruction, *(f.text for f in public)])
+    side = TaskSide(layout, material, matcher, instruction, len(lines) - len(matcher.lines))
+    _task_cache[key] = side
+    if len(_task_cache) > _TASK_CACHE_MAX:
+        _task_cache.popitem(last=False)
+    return side
+
+
+# --- the mechanical checks and the judges' prompts --------------------------------------------------------------
+
+@dataclass(slots=True)
+class Prepared:
+    state: dict[str, Any]  # JSON builtins only: what assemble() needs besides the judges' outcomes
+    coherence_prompt: str
+    leakage_prompt: str
+
+
+def prepare(text: str, side: TaskSide, *, judged: bool, reward: float | None, reward_source: str | None,
+            where: str = "trajectory", trajectory_kind: str | None = None) -> Prepared:
+    """Run ADV-3's patterns and ADV-4's overlap over ``text`` (one pass over the haystack) and build both judges'
+    prompts. ``judged``: judges are meant to run (no ``--no-judge``; in pytest: ``--trajaudit-judge`` given)."""
+    mat = side.material
+    overlap, ms = scan(text, side.matcher, MENTION_RX, side.instruction, where)
+    mentions = ms.found
+    loaded = mat.loaded
+    issues = [] if loaded else [ISSUE_NO_MATERIAL]
+    clipped, judge_trunc = judging.clip_trajectory(text)
+    priv, priv_trunc = judging.privileged_copy([(f.rel, f.text) for f in loaded])
+    state: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "task_dir": str(mat.task_dir) if mat.task_dir else None,
+        "privileged_roots": list(side.layout.privileged_roots),
+        "layout_source": side.layout.source,
+        "excluded_directory_names": list(side.layout.excluded_directory_names),
+        "privileged_files": [f.rel for f in loaded],
+        "privileged_bytes": mat.total_bytes,
+        "privileged_lines": len(side.matcher.lines),
+        "public_lines_excluded": side.public_lines_excluded,
+        "privileged_notes": mat.notes[:100],
+        "material_loaded": bool(loaded),
+        "issues": issues,
+        "trajectory_format": trajectory_kind,
+        "trajectory_chars": len(text),
+        "reward": reward,
+        "reward_source": reward_source if reward is not None else None,
+        "no_judge": not judged,
+        "judge_input_truncated": judge_trunc,
+        "privileged_input_truncated": priv_trunc,
+        "mechanical": {
+            "advisor_mentions": [{"pattern": m.label, "match": quote(m.match, 80), "quote": quote(m.quote, 160)}
+                                 for m in mentions],
+            "n_advisor_mentions": ms.count,
+            "mentions_quoting_public_instruction": ms.quoted,
+            "verbatim_privileged_lines": overlap.quotes(),
+            "verbatim_privileged_sources": [f"{ln.source}:{ln.lineno}" for ln in overlap.lines],
+            "n_verbatim_privileged_lines": len(overlap.lines),
+        },
+    }
+    state["mechanical"]["hit"] = bool(mentions or overlap.lines)
+    return Prepared(state, judging.coherence_prompt(side.instruction, clipped), judging.leakage_prompt(priv, clipped))
+
+
+def judge_requests(prep: Prepared) -> dict[str, Any]:
+    """The two :class:`~pytest_trajaudit.judges.JudgeRequest` objects, by judge name."""
+    from ..judges import JudgeRequest
+
+    return {"coherence": JudgeRequest("coherence", prep.coherence_prompt, judging.COHERENCE_SCHEMA,
+                                      judging.COHERENCE_SYSTEM),
+            "leakage": JudgeRequest("leakage", prep.leakage_prompt, judging.LEAKAGE_SCHEMA, judging.LEAKAGE_SYSTEM)}
+
+
+# --- verdict and checks -----------------------------------------------------------------------------------------
+
+def _not_run() -> dict[str, Any]:
+    return judging.outcome("coherence", None, status="not_run")
+
+
+def verdict_of(state: dict[str, Any], coherence: dict[str, Any], leakage: dict[str, Any]) -> tuple[str, list[str]]:
+    mech = state["mechanical"]
+    hits = [f"mention of {m['pattern']}: {m['quote']}" for m in mech["advisor_mentions"]]
+    hits += [f"verbatim privileged line ({src}): {q}"
+             for q, src in zip(mech["verbatim_privileged_lines"], mech["verbatim_privileged_sources"], strict=False)]
+    probs = [p for o in (coherence, leakage) if o["status"] == "completed" for p in o["problems"]]
+    return advisor_verdict(mechanical_hits=hits, judge_problems=probs, material_loaded=state["material_loaded"],
+                           no_judge=state["no_judge"],
+                           judges_completed=coherence["status"] == "completed" and leakage["status"] == "completed")
+
+
+def _judge_gap(name: str, o: dict[str, Any], state: dict[str, Any]) -> tuple[str, str]:
+    """(status, evidence) of a check whose judge gave no usable answer."""
+    if state["no_judge"]:
+        return "N/A", f"needs the {name} judge; judges are off (pytest: --trajaudit-judge MODEL; trajaudit " \
+                      "audit: without --no-judge)"
+    if o["status"] == "failed":
+        return "WARN", f"inconclusive: the {name} judge failed: {o['error']}"
+    if o["status"] == "not_configured":
+        return "WARN", f"inconclusive: the {name} judge did not run: {o['error'] or 'no judge endpoint configured'}"
+    return "WARN", f"inconclusive: the {name} judge did not run"
+
+
+def check(code: str, state: dict[str, Any], coherence: dict[str, Any] | None = None,
+          leakage: dict[str, Any] | None = None) -> tuple[str, str]:
+    """One check's (status, evidence): PASS / FAIL / WARN (inconclusive, or a failed verification) / N/A."""
+    coh = coherence or _not_run()
+    leak = leakage or _not_run()
+    mech = state["mechanical"]
+    if code == "ADV-1":
+        if coh["status"] != "completed":
+            return _judge_gap("coherence", coh, state)
+        ans = coh["answer"]
+        note = f": {quote(ans['notes'], 300)}" if ans.get("notes") else ""
+        if not ans["coherent"]:
+            return "FAIL", f"the coherence judge ({coh['model']}) says the trajectory does not read like one solver{note}"
+        return "PASS", f"the coherence judge ({coh['model']}) says it reads like one solver working the problem"
+    if code == "ADV-2":
+        if coh["status"] != "completed":
+            return _judge_gap("coherence", coh, state)
+        changes = coh["answer"]["unsupported_direction_changes"]
+        if changes:
+            shown = "; ".join(quote(c, 200) for c in changes[:5])
+            return "FAIL", f"{len(changes)} unsupported direction change(s) ({coh['model']}): {shown}" + (
+                f" (+{len(changes) - 5})" if len(changes) > 5 else "")
+        return "PASS", f"no unsupported direction change ({coh['model']})"
+    if code == "ADV-3":
+        ms = mech["advisor_mentions"]
+        if ms:
+            shown = "; ".join(f"{m['pattern']}: {m['quote']!r}" for m in ms[:3])
+            return "FAIL", f"{mech['n_advisor_mentions']} mention(s) of an advisor or privileged artifact: {shown}" + (
+                f" (+{len(ms) - 3})" if len(ms) > 3 else "")
+        if leak["status"] == "completed":
+            ans = leak["answer"]
+            if ans["mentions_advisor"]:
+                items = "; ".join(quote(x, 160) for x in ans["leaked_items"][:3])
+                return "FAIL", f"the leakage judge ({leak['model']}) found a mention of an advisor or privileged " \
+                               f"artifact" + (f": {items}" if items else "")
+            return "PASS", f"no mention of an advisor (patterns and the leakage judge, {leak['model']})"
+        if state["no_judge"]:
+            return "PASS", "no mention of an advisor (mechanical patterns only: no judge)"
+        return _judge_gap("leakage", leak, state)
+    if code == "ADV-4":
+        lines = mech["verbatim_privileged_lines"]
+        if lines:
+            shown = "; ".join(f"{src}: {q!r}" for q, src in
+                              zip(lines[:3], mech["verbatim_privileged_sources"][:3], strict=False))
+            return "FAIL", f"{len(lines)} privileged line(s) verbatim in the trajectory: {shown}" + (
+                f" (+{len(lines) - 3})" if len(lines) > 3 else "")
+        if leak["status"] == "completed":
+            ans = leak["answer"]
+            if ans["suspicious_privileged_overlap"] or (ans["leaked_items"] and not ans["mentions_advisor"]):
+                items = "; ".join(quote(x, 160) for x in ans["leaked_items"][:3])
+                why = "suspicious overlap with" if ans["suspicious_privileged_overlap"] else \
+                    "leaked items (neither flag set) from"
+                return "FAIL", f"the leakage judge ({leak['model']}) found {why} the privileged material" + (
+                    f": {items}" if items else "")
+        if not state["material_loaded"]:
+            return "WARN", f"inconclusive: {ISSUE_NO_MATERIAL} (roots {', '.join(state['privileged_roots']) or 'none'}" \
+                           f", {state['layout_source']} layout)"
+        if leak["status"] == "completed":
+            return "PASS", f"no privileged line verbatim ({state['privileged_lines']} lines of ≥ {LINE_MIN} " \
+                           f"characters) and no overlap found by the leakage judge ({leak['model']})"
+        if state["no_judge"]:
+            return "PASS", f"no privileged line verbatim ({state['privileged_lines']} lines of ≥ {LINE_MIN} " \
+                           "characters; mechanical only: no judge)"
+        return _judge_gap("leakage", leak, state)
+    if code == "ADV-5":
+        return verification(state["reward"], state["reward_source"])
+    raise ValueError(f"unknown advisor check {code}")
+
+
+def verification(reward: float | None, source: str | None) -> tuple[str, str]:
+    """ADV-5: the verifier's own verdict, read, never judged. PASS: reward ≥ 1.0; WARN: the verifier did not pass
+    (information: it never changes the advisor verdict); N/A: no reward."""
+    if reward is None:
+        return "N/A", "no reward: result.json and verifier/reward.txt are missing or hold no number"
+    if reward >= 1.0:
+        return "PASS", f"the verifier passed: reward {reward:g} ({source})"
+    return "WARN", f"the verifier did not pass: reward {reward:g} ({source})"
+
+
+def assemble(state: dict[str, Any], coherence: dict[str, Any] | None = None,
+             leakage: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The advisor audit: the state, both judges' outcomes, the verdict with its reasons, and every check."""
+    coh = coherence or _not_run()
+    leak = leakage or _not_run()
+    verdict, reasons = verdict_of(state, coh, leak)
+    out = dict(state)
+    out["verdict"] = verdict
+    out["verdict_reasons"] = reasons
+    out["judges"] = {"coherence": coh, "leakage": leak}
+    out["checks"] = {c: dict(zip(("status", "evidence"), check(c, state, coh, leak), strict=True)) for c in CODES}
+    return out
+
+
+def from_records(records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+    """The advisor audit rebuilt from the ADV items' records (their ``data``): the same :func:`assemble`. A judge
+    whose items were not run is ``not_run``, so a partial selection never passes."""
+    recs = {c: r for c, r in records.items() if c in CODES and isinstance((r.get("data") or {}).get("advisor"), dict)}
+    if not recs:
+        return None
+    state = next(iter(recs.values()))["data"]["advisor"]
+    outs: dict[str, dict[str, Any] | None] = {"coherence": None, "leakage": None}
+    for codes, name in ((("ADV-1", "ADV-2"), "coherence"), (("ADV-3", "ADV-4"), "leakage")):
+        for c in codes:
+            o = (recs.get(c) or {}).get("data", {}).get("judge")
+            if isinstance(o, dict) and o.get("status") in ("completed", "failed", "not_configured"):
+                outs[name] = o
+                break
+    return assemble(state, outs["coherence"], outs["leakage"])
+
+
+# --- the command's path: files of an attempt directory ---------------------------------------------------------
+
+TRAJECTORY_LOOKUP = ("agent/trajectory.json", "agent/mini-swe-agent.trajectory.json", "trajectory.json")
+_SKIP_WALK = {"advisor", ".git", "__pycache__", "node_modules"}
+MAX_REWARD_FILE = 64 * 1024 * 1024
+
+
+def find_trajectory(attempt_dir: Path) -> Path:
+    """``agent/trajectory.json``, then ``agent/mini-swe-agent.trajectory.json``, then ``trajectory.json``, then any
+    ``*trajectory*.json`` beneath the attempt directory (shallowest first, then by path; the ``advisor/`` folder and
+    symlinks are never searched). A symlink or special file at one of the first three is unusable input."""
+    for rel in TRAJECTORY_LOOKUP:
+        kind = file_kind(attempt_dir, rel)
+        if kind == "file":
+            return attempt_dir / rel
+        if kind == "symlink":
+            raise UnusableInput(attempt_dir / rel, "is a symlink (never followed)")
+        if kind == "special":
+            raise UnusableInput(attempt_dir / rel, "not a regular file (never opened)")
+    found: list[tuple[int, str]] = []
+    for top, dirs, files in os.walk(attempt_dir, followlinks=False):
+        rel_top = os.path.relpath(top, attempt_dir)
+        depth = 0 if rel_top == "." else rel_top.count(os.sep) + 1
+        dirs[:] = sorted(d for d in dirs if not (depth == 0 and d == "advisor") and d not in _SKIP_WALK - {"advisor"}
+                         and not os.path.islink(os.path.join(top, d)))
+        for f in files:
+            if "trajectory" in f and f.endswith(".json") and file_kind(Path(top), f) == "file":
+                rel = f if rel_top == "." else os.path.join(rel_top, f)
+                found.append((depth, rel))
+    if not found:
+        raise UnusableInput(attempt_dir, "no trajectory found (looked for " + ", ".join(TRAJECTORY_LOOKUP)
+                            + " and any *trajectory*.json beneath it)")
+    return attempt_dir / min(found)[1]
+
+
+def read_trajectory(path: Path, max_bytes: int | None = None) -> tuple[str, str]:
+    """(decoded text, kind json | jsonl | text), read once as bytes without following a symlink and decoded
+    strictly (safeio): empty, undecodable, or starting like JSON without being one document or JSON Lines is
+    unusable input."""
+    budget = Budget() if max_bytes is None else Budget(max_bytes, max_bytes)
+    data = read_bytes(path.parent, path.name, budget)
+    text = decode_text(data, path)
+    return text, parse_text(text, path).kind
+
+
+def _number(v: Any) -> float | None:
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return None
+    f = float(v)
+    return f if math.isfinite(f) else None
+
+
+def _result_reward(doc: Any) -> float | None:
+    if not isinstance(doc, dict):
+        return None
+    vr = doc.get("verifier_result")
+    for holder in (vr.get("rewards") if isinstance(vr, dict) else None, doc.get("rewards"), doc):
+        if isinstance(holder, dict):
+            r = _number(holder.get("reward"))
+            if r is not None:
+                return r
+    return None
+
+
+def read_reward(attempt_dir: Path) -> tuple[float | None, str | None]:
+    """ADV-5's reward: Harbor's ``result.json`` (``verifier_result.rewards.reward``, ``rewards.reward`` or
+    ``reward``), else ``verifier/reward.txt`` (one number). A missing file, or content that is not JSON or a
+    number, gives None; a file that exists but cannot be read (a symlink, a special file, no permission) is
+    unusable input. Both files are read when present."""
+    values: dict[str, float | None] = {}
+    for rel in ("result.json", "verifier/reward.txt"):
+        kind = file_kind(attempt_dir, rel)
+        if kind == "missing":
+            continue
+        if kind == "symlink":
+            raise UnusableInput(attempt_dir / rel, "exists but cannot be read: a symlink (never followed)")
+        if kind != "file":
+            raise UnusableInput(attempt_dir / rel, "exists but cannot be read: not a regular file")
+        data = read_bytes(attempt_dir, rel, Budget(MAX_REWARD_FILE, MAX_REWARD_FILE))
+        try:
+            text = decode_text(data, attempt_dir / rel)
+        except UnusableInput:
+            values[rel] = None
+            continue
+        if rel == "result.json":
+            try:
+                values[rel] = _result_reward(orjson.loads(text))
+            except orjson.JSONDecodeError:
+                values[rel] = None
+        else:
+            try:
+                values[rel] = _number(float(text.strip()))
+            except ValueError:
+                values[rel] = None
+    for rel in ("result.json", "verifier/reward.txt"):
+        if values.get(rel) is not None:
+            return values[rel], rel
+    return None, None
+
+
+def layout_for(attempt_dir: Path | None, privileged_roots: Sequence[str] | None) -> Layout:
+    return resolve_layout(attempt_dir, list(privileged_roots) if privileged_roots else None)
+
+
+_URL = re.compile(r"^https?://[^\s/?#]+(?::\d+)?(?:/[^\s]*)?$", re.I)
+
+
+def endpoint_error(base_url: str | None) -> str | None:
+    """Why ``base_url`` is not a usable judge endpoint (an http(s) URL with a host), or None."""
+    if base_url is None:
+        return None
+    if not _URL.match(base_url.strip()):
+        return f"invalid judge endpoint {base_url!r}: expected an http:// or https:// URL with a host"
+    return None
+
+
+def run_audit(attempt_dir: str | Path, task_dir: str | Path, *, trajectory: str | Path | None = None,
+              privileged_roots: Sequence[str] | None = None, judge: Any = None, no_judge: bool = False,
+              judge_unconfigured: str | None = None) -> dict[str, Any]:
+    """Audit one attempt (the ``trajaudit audit`` command without its output handling). ``judge``: a
+    :class:`~pytest_trajaudit.judges.JudgeConfig` (its first model judges), or None. ``judge_unconfigured``: why no
+    judge could be configured (the judges are then ``not_configured``, never a pass). Raises
+    :class:`~pytest_trajaudit.model.UnusableInput` (and its subclass
+    :class:`~pytest_trajaudit.loaders.task.PrivilegedUnreadable`) for unusable input: there is no verdict then."""
+    attempt = Path(os.path.realpath(attempt_dir))
+    task = Path(os.path.realpath(task_dir))
+    if not os.path.isdir(attempt):
+        raise UnusableInput(attempt_dir, "--attempt-dir is not an existing directory")
+    if not os.path.isdir(task):
+        raise UnusableInput(task_dir, "--task-dir is not an existing directory")
+    if judge is not None and not no_judge:
+        why = endpoint_error(getattr(judge, "base_url", None))
+        if why:
+            raise UnusableInput("--judge-base-url", why)
+    traj = Path(os.path.abspath(trajectory)) if trajectory is not None else find_trajectory(attempt)
+    layout = layout_for(attempt, privileged_roots)
+    side = task_side(task, layout)
+    reward, source = read_reward(attempt)
+    text, kind = read_trajectory(traj)
+    prep = prepare(text, side, judged=not no_judge, reward=reward, reward_source=source, where=str(traj),
+                   trajectory_kind=kind)
+    del text
+    coh = leak = None
+    if not no_judge:
+        if judge is None or not getattr(judge, "models", None):
+            gap = judge_unconfigured or "no judge endpoint configured (--judge-model / --judge-base-url)"
+            coh = judging.outcome("coherence", None, status="not_configured", error=gap)
+            leak = judging.outcome("leakage", None, status="not_configured", error=gap)
+        else:
+            from ..judges import submit
+
+            model = judge.models[0]
+            reqs = judge_requests(prep)
+            futs = {k: submit(model, r, judge) for k, r in reqs.items()}
+            coh = judging.outcome("coherence", futs["coherence"].result())
+            leak = judging.outcome("leakage", futs["leakage"].result())
+    audit = assemble(prep.state, coh, leak)
+    audit = {"attempt_dir": str(attempt), "trajectory": str(traj), **audit}
+    return audit
