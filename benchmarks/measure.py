@@ -42,7 +42,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 GEN = HERE / "gen_runs.py"
 MiB = 1024 * 1024
-N_PRINCIPLES_HINT = 9
+N_PRINCIPLES_HINT = 23  # items per job when a run fails to report its counts
 OK_CODES = (0, 1)  # 1 = some item failed (a FAIL finding): a normal audit outcome
 TRAJ_NAMES = ("acp_trajectory.jsonl", "claude-code.txt")
 
@@ -56,6 +56,7 @@ class Run:
     wall: float = float("nan")
     session: float | None = None
     rss_mb: float | None = None
+    cpu: float | None = None  # user + system seconds of the process and the children it reaped
     counts: dict[str, int] = field(default_factory=dict)
     stdout: str = ""
     stderr: str = ""
@@ -115,6 +116,7 @@ def run_once(cmd: list[str], cwd: Path, timeout: float, env: dict[str, str] | No
         r.wall = time.perf_counter() - t0
         p.returncode = r.rc = os.waitstatus_to_exitcode(status)
         r.rss_mb = usage.ru_maxrss / 1024  # KiB on Linux
+        r.cpu = usage.ru_utime + usage.ru_stime
         out.seek(0)
         err.seek(0)
         r.stdout = out.read().decode("utf-8", "replace")
@@ -130,6 +132,7 @@ class Best:
     wall: float | None = None
     session: float | None = None
     rss_mb: float | None = None
+    cpu: float | None = None
     counts: dict[str, int] = field(default_factory=dict)
     last: Run | None = None
 
@@ -151,9 +154,35 @@ def best_of(cmd: list[str], cwd: Path, n: int, timeout: float, ok_codes: tuple[i
                     print(f"     {ln}")
             return Best(cmd, False, last=r)
         runs.append(r)
+    return _best(cmd, runs)
+
+
+def _best(cmd: list[str], runs: list[Run]) -> Best:
     sessions = [r.session for r in runs if r.session is not None]
     return Best(cmd, True, wall=min(r.wall for r in runs), session=min(sessions) if sessions else None,
-                rss_mb=max(r.rss_mb or 0 for r in runs), counts=runs[-1].counts, last=runs[-1])
+                rss_mb=max(r.rss_mb or 0 for r in runs), cpu=min(r.cpu or 0 for r in runs), counts=runs[-1].counts,
+                last=runs[-1])
+
+
+def interleaved(cmds: dict[str, tuple[list[str], tuple[int, ...]]], cwd: Path, n: int, timeout: float) -> dict[str, Best]:
+    """Best of ``n`` rounds, each round running every command once in turn: a load change on a shared machine then
+    hits every variant alike instead of whichever ran during it."""
+    runs: dict[str, list[Run]] = {k: [] for k in cmds}
+    failed: dict[str, Best] = {}
+    for _ in range(n):
+        for name, (cmd, ok_codes) in cmds.items():
+            if name in failed:
+                continue
+            r = run_once(cmd, cwd, timeout)
+            if r.rc not in ok_codes or r.timed_out:
+                why = f"timed out after {timeout:.0f} s" if r.timed_out else f"exit code {r.rc}"
+                print(f"  !! {name}: {why}; stderr tail:", flush=True)
+                for ln in (r.stderr.strip().splitlines() or ["(empty)"])[-15:]:
+                    print(f"     {ln}")
+                failed[name] = Best(cmd, False, last=r)
+                continue
+            runs[name].append(r)
+    return {k: failed.get(k) or _best(cmds[k][0], runs[k]) for k in cmds}
 
 
 # --- formatting ---------------------------------------------------------------------------------------------
@@ -261,8 +290,13 @@ TREES: list[Tree] = []
 PYTEST_EXTRA: list[str] = []  # --pytest-args
 
 
+BASETEMP: list[str] = []  # --basetemp=$WORK/basetemp, set in main()
+
+
 def pytest_cmd(*extra: str) -> list[str]:
-    return [sys.executable, "-m", "pytest", *extra, *PYTEST_EXTRA]
+    # an explicit --basetemp: otherwise every xdist controller "cleans up" old /tmp/pytest-of-<user>/pytest-N
+    # directories, which on a shared machine can be another test suite's 100,000-directory tree (measured: 70 s)
+    return [sys.executable, "-m", "pytest", *BASETEMP, *extra, *PYTEST_EXTRA]
 
 
 def audit_cmd(tree: Tree | str, *extra: str) -> list[str]:
@@ -287,6 +321,7 @@ def empty_run(work: Path, args: argparse.Namespace, section: str, *extra: str) -
     Measured once per set of extra options and shared by the sections."""
     if extra not in _EMPTY:
         (work / "empty").mkdir(exist_ok=True)
+        (work / "empty" / "README.txt").write_text("no job here\n")  # an empty directory is not collected at all
         cmd = audit_cmd("empty", *extra)
         note_cmd(section, cmd, work, work)
         _EMPTY[extra] = best_of(cmd, work, args.repeat, args.timeout, ok_codes=(0, 5), label="empty audit run")
@@ -300,78 +335,153 @@ def marginal(b: Best, zero: Best | None) -> float | None:
     return max(b.session - zero.session, 0.0)
 
 
+def marginal_cpu(b: Best, zero: Best | None) -> float | None:
+    """CPU seconds (user + system) minus those of the matching zero-item run: the work the items cost, which,
+    unlike wall or session time, another process on the same cores does not inflate."""
+    if not b.ok or b.cpu is None or zero is None or not zero.ok or zero.cpu is None:
+        return None
+    return max(b.cpu - zero.cpu, 0.0)
+
+
 # --- sections -----------------------------------------------------------------------------------------------
+
+TARGETS: list[list[object]] = []  # [what, measured, target, met] for the closing table
+RESULTS: dict[str, float] = {}  # figures one section hands to a later one
+
+
+def target(what: str, measured: str, goal: str, met: bool | None) -> None:
+    TARGETS.append([what, measured, goal, "–" if met is None else ("met" if met else "MISSED")])
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def engine_time(tree: Path, repeat: int) -> dict | None:
+    """Best-of-``repeat`` seconds of the audit work alone (load + every principle, no pytest) over ``tree``, in a
+    fresh interpreter (``measure.py --engine-time``)."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--engine-time", str(tree), "--repeat", str(repeat)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=clean_env())
+    if p.returncode != 0:
+        print(f"  !! engine time of {tree.name}: exit {p.returncode}: {p.stderr.strip().splitlines()[-1:]}")
+        return None
+    import json
+
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _engine_time_main(root: Path, repeat: int) -> int:
+    """The audit as the plugin runs it for these jobs (every registered principle except the advisor family, whose
+    items exist only for jobs with privileged material), timed in-process after one warm-up job."""
+    import json
+
+    from pytest_trajaudit.discovery import find_jobs
+    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.settings import Settings
+
+    refs = find_jobs(root.resolve())
+    cfg = Settings()
+    principles = [p for p in registry().values() if p.family != "advisor"]
+    if refs:
+        audit_job(refs[0], cfg, principles)  # imports, compiled patterns
+    best = best_cpu = float("inf")
+    for _ in range(max(1, repeat)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        for r in refs:
+            audit_job(r, cfg, principles)
+        best = min(best, time.perf_counter() - t0)
+        best_cpu = min(best_cpu, time.process_time() - c0)
+    print(json.dumps({"seconds": best, "cpu": best_cpu, "jobs": len(refs), "principles": len(principles)}))
+    return 0
+
 
 def section_a(work: Path, args: argparse.Namespace) -> None:
     print(f"## (a) Per-item overhead: {args.overhead_jobs:,} jobs × ~{args.tiny_kb:g} KiB trajectories vs a bare "
-          "parametrized test\n", flush=True)
+          f"parametrized test (load average {loadavg()})\n", flush=True)
     tree = make_tree(work, "tiny", args.overhead_jobs, args.tiny_kb, "acp", args, "a")
     if not tree.ok:
         return
-    variants: list[tuple[str, list[str]]] = [("", [])]
-    if hypothesis_plugin_active():
-        variants.append((" -p no:hypothesispytest", HYPOTHESIS_OFF))
     (work / "bare0").mkdir(exist_ok=True)
-    rows = []
-    results = {}
-    for suffix, extra in variants:
-        cmd = audit_cmd(tree, *extra)
+    (work / "empty").mkdir(exist_ok=True)
+    (work / "empty" / "README.txt").write_text("no job here\n")  # an empty directory is not collected at all
+    lean, full = audit_cmd(tree), audit_cmd(tree, "--trajaudit-protocol=full")
+    probe = run_once(lean, work, args.timeout)
+    items = n_items(probe.counts) or args.overhead_jobs * N_PRINCIPLES_HINT
+    bare_dir = work / "bare"
+    if not bare_dir.exists():
+        bare_dir.mkdir()
+        (bare_dir / "test_bare.py").write_text(
+            "import pytest\n\n\n"
+            f"@pytest.mark.parametrize(\"i\", range({items}))\n"
+            "def test_bare(i):\n"
+            "    pass\n")
+    cmds = {"lean": (lean, OK_CODES), "full": (full, OK_CODES),
+            "bare": (pytest_cmd("bare/test_bare.py", "-q", "-p", "no:cacheprovider"), OK_CODES),
+            "bare0": (pytest_cmd("bare0", "-q", "-p", "no:cacheprovider"), (0, 5)),
+            "empty": (audit_cmd("empty"), (0, 5))}
+    for cmd, _ in cmds.values():
         note_cmd("a", cmd, work, work)
-        audit = best_of(cmd, work, args.repeat, args.timeout, label="audit (a)")
-        items = n_items(audit.counts) if audit.ok else args.overhead_jobs * N_PRINCIPLES_HINT
-        bare_dir = work / "bare"
-        if not bare_dir.exists():
-            bare_dir.mkdir()
-            (bare_dir / "test_bare.py").write_text(
-                "import pytest\n\n\n"
-                f"@pytest.mark.parametrize(\"i\", range({items}))\n"
-                "def test_bare(i):\n"
-                "    pass\n")
-        bcmd = pytest_cmd("bare/test_bare.py", "-q", "-p", "no:cacheprovider", *extra)
-        note_cmd("a", bcmd, work, work)
-        bare = best_of(bcmd, work, args.repeat, args.timeout, label="bare (a)")
-        zcmd = pytest_cmd("bare0", "-q", "-p", "no:cacheprovider", *extra)
-        note_cmd("a", zcmd, work, work)
-        bare_zero = best_of(zcmd, work, args.repeat, args.timeout, ok_codes=(0, 5), label="bare, 0 items (a)")
-        audit_zero = empty_run(work, args, "a", *extra)
-        results[suffix] = (audit, bare)
-        for name, b, z in ((f"pytest --trajaudit{suffix}", audit, audit_zero),
-                           (f"bare parametrized test{suffix}", bare, bare_zero)):
-            n = n_items(b.counts) if b.ok else None
-            m = marginal(b, z)
-            rows.append([name, n, b.wall, b.session, z.session if z.ok else None,
-                         div(b.wall, n) and 1000 * div(b.wall, n), div(b.session, n) and 1000 * div(b.session, n),
-                         div(m, n) and 1000 * div(m, n), b.rss_mb])
-    table(["run", "items", "wall s", "session s", "0-item session s", "wall ms/item", "session ms/item",
-           "marginal ms/item", "peak RSS MiB"], rows)
-    print("marginal ms/item = (session − session of the same command with 0 items) / items; the audit's 0-item run is "
-          "`--trajaudit=empty`, the bare one an empty directory.")
-    audit, bare = results[""]
-    if audit.ok:
-        print(f"audit outcomes: {', '.join(f'{k} {v:,}' for k, v in sorted(audit.counts.items()))} "
+    res = interleaved(cmds, work, max(args.repeat, 2), args.timeout)
+    eng = engine_time(tree.path, args.repeat)
+    note_cmd("a", [sys.executable, "benchmarks/measure.py", "--engine-time", str(tree.path)], work)
+    eng_cpu = eng["cpu"] if eng else None
+    rows = []
+    per: dict[str, float | None] = {}
+    for key, name, zero in (("lean", "pytest --trajaudit (lean protocol, default)", "empty"),
+                            ("full", "pytest --trajaudit --trajaudit-protocol=full", "empty"),
+                            ("bare", "bare parametrized test", "bare0")):
+        b, z = res[key], res[zero]
+        n = n_items(b.counts) if b.ok else None
+        m, mc = marginal(b, z), marginal_cpu(b, z)
+        over = None if mc is None or eng_cpu is None or key == "bare" else max(mc - eng_cpu, 0.0)
+        per[key] = div(mc if key == "bare" else over, n)
+        rows.append([name, n, b.wall, b.session, div(m, n) and 1000 * div(m, n), b.cpu, z.cpu if z.ok else None,
+                     div(mc, n) and 1000 * div(mc, n), eng_cpu if key != "bare" else None, per[key] and 1000 * per[key],
+                     b.rss_mb])
+    table(["run", "items", "wall s", "session s", "marginal session ms/item", "CPU s", "0-item CPU s",
+           "marginal CPU ms/item", "audit work CPU s (no pytest)", "overhead CPU ms/item", "peak RSS MiB"], rows)
+    print("Each command ran once per round, best of the rounds. marginal = (figure − the same command with 0 items) "
+          "/ items; CPU = user + system seconds (what the items cost, which other processes on the same cores do "
+          "not inflate, unlike wall and session time); overhead = marginal CPU minus the audit work itself "
+          "(`measure.py --engine-time`: loading and every principle, in-process, no pytest). The 0-item audit run "
+          "is `--trajaudit=empty`, the bare one an empty directory.")
+    if res["lean"].ok:
+        print(f"audit outcomes: {', '.join(f'{k} {v:,}' for k, v in sorted(res['lean'].counts.items()))} "
               f"({tree.jobs:,} trajectories of {tree.traj_bytes / tree.jobs / 1024:.1f} KiB on average, each read once)")
     print(flush=True)
+    if per.get("lean") is not None and per.get("bare"):
+        RESULTS["overhead_s_per_item"] = per["lean"]
+        target("plugin overhead per audit item vs a bare function item (CPU)",
+               f"{per['lean'] * 1000:.3f} ms vs {per['bare'] * 1000:.3f} ms = {per['lean'] / per['bare']:.2f}×",
+               "≤ 0.5×", per["lean"] <= 0.5 * per["bare"])
+    if per.get("full") is not None and per.get("lean") is not None and per["full"]:
+        print(f"lean protocol vs full: {per['lean'] * 1000:.3f} vs {per['full'] * 1000:.3f} ms overhead per item "
+              f"({per['lean'] / per['full']:.2f}×)\n")
 
 
 def _read_all(files: list[Path]) -> float:
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     n = 0
     for f in files:
         with open(f, "rb") as fh:
             n += len(fh.read())
-    return time.perf_counter() - t0
+    return time.process_time() - t0
 
 
 def _orjson_lines(files: list[Path]) -> float:
     import orjson
 
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for f in files:
         with open(f, "rb") as fh:
             for line in fh:
                 if line.strip():
                     orjson.loads(line)
-    return time.perf_counter() - t0
+    return time.process_time() - t0
 
 
 def anticheat_regex() -> tuple[str, int]:
@@ -386,30 +496,63 @@ def anticheat_regex() -> tuple[str, int]:
 
 
 def _regex_pass(files: list[Path], rx: re.Pattern[bytes]) -> tuple[float, int]:
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     hits = 0
     for f in files:
         with open(f, "rb") as fh:
             data = fh.read()
         hits += sum(1 for _ in rx.finditer(data))
-    return time.perf_counter() - t0, hits
+    return time.process_time() - t0, hits
 
 
 def _single_search(files: list[Path], rx: re.Pattern[bytes]) -> float:
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     for f in files:
         with open(f, "rb") as fh:
             rx.search(fh.read())
-    return time.perf_counter() - t0
+    return time.process_time() - t0
+
+
+def baselines(tree: Path, repeat: int) -> dict | None:
+    """The in-process baselines of (b), measured in a fresh interpreter (``measure.py --baselines``): parsing a GiB
+    here would grow this process, and a child's peak RSS as the kernel reports it starts from its parent's size at
+    fork, which would inflate every later measurement."""
+    import json
+
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--baselines", str(tree), "--repeat", str(repeat)]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=clean_env())
+    if p.returncode != 0:
+        print(f"  !! baselines of {tree.name}: exit {p.returncode}: {p.stderr.strip().splitlines()[-1:]}")
+        return None
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def _baselines_main(root: Path, repeat: int) -> int:
+    import json
+
+    files = sorted(f for f in root.rglob("*") if f.name in TRAJ_NAMES and f.is_file())
+    pat, _ = anticheat_regex()
+    rx = re.compile(pat.encode())
+    absent = re.compile(rb"/oracle/answer\.json-not-present")
+    out: dict[str, float | int | None] = {"read": min(_read_all(files) for _ in range(repeat))}
+    try:
+        out["orjson"] = min(_orjson_lines(files) for _ in range(repeat))
+    except ImportError:
+        out["orjson"] = None  # orjson missing in this interpreter
+    runs = [_regex_pass(files, rx) for _ in range(repeat)]
+    out["regex"], out["hits"] = min(runs)[0], runs[0][1]
+    out["literal"] = min(_single_search(files, absent) for _ in range(repeat))
+    print(json.dumps(out))
+    return 0
 
 
 def section_b(work: Path, args: argparse.Namespace) -> None:
-    print(f"## (b) Throughput: {args.mbps_jobs} jobs × ~{args.mbps_mb:g} MiB per format\n", flush=True)
+    print(f"## (b) Throughput: {args.mbps_jobs} jobs × ~{args.mbps_mb:g} MiB per format (load average {loadavg()})\n",
+          flush=True)
     pat, n_pat = anticheat_regex()
-    rx = re.compile(pat.encode())
-    absent = re.compile(rb"/oracle/answer\.json-not-present")
     rg = shutil.which("rg")
     rows = []
+    total_mib = total_orj = total_beyond = 0.0
     for fmt in args.formats:
         tree = make_tree(work, f"big-{fmt}", args.mbps_jobs, args.mbps_mb * 1024, fmt, args, "b")
         if not tree.ok or not tree.files:
@@ -418,14 +561,12 @@ def section_b(work: Path, args: argparse.Namespace) -> None:
         cmd = audit_cmd(tree)
         note_cmd("b", cmd, work, work)
         audit = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (b, {fmt})")
-        t_read = min(_read_all(tree.files) for _ in range(args.repeat))
-        try:
-            t_orj: float | None = min(_orjson_lines(tree.files) for _ in range(args.repeat))
-        except ImportError:
-            t_orj = None  # orjson missing in this interpreter
-        regex_runs = [_regex_pass(tree.files, rx) for _ in range(args.repeat)]
-        t_rx, hits = min(regex_runs)[0], regex_runs[0][1]
-        t_lit = min(_single_search(tree.files, absent) for _ in range(args.repeat))
+        base = baselines(tree.path, args.repeat)
+        if base is None:
+            continue
+        t_read, t_orj, t_rx, hits, t_lit = base["read"], base["orjson"], base["regex"], base["hits"], base["literal"]
+        eng = engine_time(tree.path, args.repeat)
+        note_cmd("b", [sys.executable, "benchmarks/measure.py", "--engine-time", str(tree.path)], work)
         label = f"{fmt} ({mib:.0f} MiB)"
         rows.append([label, "read bytes (open + read)", t_read, div(mib, t_read)])
         rows.append([label, "orjson.loads line by line", t_orj, div(mib, t_orj)])
@@ -435,18 +576,35 @@ def section_b(work: Path, args: argparse.Namespace) -> None:
             rcmd = [rg, "--no-config", "-uuu", "--count-matches", "-e", pat, "--", *map(str, tree.files)]
             note_cmd("b", [*rcmd[:-len(tree.files)], f"<{len(tree.files)} trajectory files>"], work)
             r = best_of(rcmd, work, args.repeat, args.timeout, ok_codes=(0, 1), label="rg (b)")
-            rows.append([label, f"rg --count-matches (same {n_pat} patterns)", r.wall, div(mib, r.wall)])
-        m = marginal(audit, empty_run(work, args, "b"))
-        rows.append([label, "pytest --trajaudit, wall", audit.wall, div(mib, audit.wall)])
-        rows.append([label, "pytest --trajaudit, session", audit.session, div(mib, audit.session)])
-        rows.append([label, "pytest --trajaudit, session − empty-run session", m, div(mib, m)])
+            rows.append([label, f"rg --count-matches (same {n_pat} patterns), wall", r.wall, div(mib, r.wall)])
+        if eng:
+            rows.append([label, f"audit work alone (load + {eng['principles']} principles, in-process)",
+                         eng["cpu"], div(mib, eng["cpu"])])
+        m = marginal_cpu(audit, empty_run(work, args, "b"))
+        rows.append([label, "pytest --trajaudit, CPU", audit.cpu, div(mib, audit.cpu)])
+        rows.append([label, "pytest --trajaudit, CPU − empty-run CPU", m, div(mib, m)])
+        per_item = RESULTS.get("overhead_s_per_item")
+        if m is not None and per_item is not None and audit.ok:
+            beyond = max(m - per_item * n_items(audit.counts), 0.0)
+            rows.append([label, "  … minus the per-item overhead of (a)", beyond, div(mib, beyond)])
+            if t_orj:
+                total_mib += mib
+                total_orj += t_orj
+                total_beyond += beyond
     if not rg:
         print("(rg not on PATH: ripgrep row skipped)\n")
-    table(["trajectories", "method", "seconds", "MiB/s"], rows)
+    table(["trajectories", "method", "CPU s", "MiB/s"], rows)
+    print("Every figure is CPU time (user + system): the in-process ones by `time.process_time()`, the pytest runs by "
+          "the rusage of the process; `rg` by its wall time. The per-item overhead comes from (a).\n")
+    if total_orj:
+        ratio = total_beyond / total_orj
+        target(f"full audit beyond the per-item overhead vs orjson.loads ({total_mib:.0f} MiB)",
+               f"{total_beyond:.2f} s vs {total_orj:.2f} s = {ratio:.1f}×", "≤ 2×", ratio <= 2)
 
 
 def section_c(work: Path, args: argparse.Namespace) -> None:
-    print(f"## (c) xdist: {args.xdist_jobs} jobs × ~{args.xdist_mb:g} MiB, -n 0 vs -n {args.workers}\n", flush=True)
+    print(f"## (c) xdist: {args.xdist_jobs} jobs × ~{args.xdist_mb:g} MiB, -n 0 vs -n {args.workers} "
+          f"(load average {loadavg()})\n", flush=True)
     try:
         md.version("pytest-xdist")
     except md.PackageNotFoundError:
@@ -456,35 +614,32 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
     if not tree.ok:
         return
     rows = []
-    variants: list[tuple[str, list[str]]] = [("", [])]
-    if hypothesis_plugin_active():
-        variants.append((" -p no:hypothesispytest", HYPOTHESIS_OFF))
-    speedups = []
-    for suffix, extra in variants:
-        res = {}
-        for n in ("0", str(args.workers)):
-            cmd = audit_cmd(tree, "-n", n, *extra)
-            note_cmd("c", cmd, work, work)
-            b = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (c, -n {n}{suffix})")
-            res[n] = b
-            rows.append([f"-n {n}{suffix}", n_items(b.counts) if b.ok else None, b.wall, b.session, b.rss_mb])
-        a, b = res["0"], res[str(args.workers)]
-        if a.ok and b.ok:
-            speedups.append(f"{a.wall / b.wall:.2f}×{suffix and ' (' + suffix.strip() + ')'}")
+    res = {}
+    for n in ("0", str(args.workers)):
+        cmd = audit_cmd(tree, "-n", n)
+        note_cmd("c", cmd, work, work)
+        b = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (c, -n {n})")
+        res[n] = b
+        rows.append([f"-n {n}", n_items(b.counts) if b.ok else None, b.wall, b.session, b.rss_mb])
     table(["run", "items", "wall s", "session s", "peak RSS MiB (largest process)"], rows)
-    if speedups:
-        print(f"wall-time speed-up of -n {args.workers} over -n 0: {', '.join(speedups)} "
-              f"({tree.traj_bytes / MiB:.0f} MiB of {args.xdist_format} trajectories; >1 means xdist is faster)\n",
-              flush=True)
+    a, b = res["0"], res[str(args.workers)]
+    if a.ok and b.ok:
+        speed = a.wall / b.wall
+        print(f"wall-time speed-up of -n {args.workers} over -n 0: {speed:.2f}× ({tree.traj_bytes / MiB:.0f} MiB of "
+              f"{args.xdist_format} trajectories; >1 means xdist is faster; load average now {loadavg()})\n", flush=True)
+        target(f"-n {args.workers} vs -n 0, {tree.jobs} jobs × {args.xdist_mb:g} MiB", f"{speed:.2f}×",
+               "≥ 1.6× (500 × 1 MiB)", speed >= 1.6 if tree.jobs >= 500 else None)
 
 
 def section_d(work: Path, args: argparse.Namespace) -> None:
     empty = empty_run(work, args, "d")
+    base = empty.rss_mb if empty is not None and empty.ok else None
     print(f"## (d) Peak RSS vs largest trajectory (one job per tree; sizes {', '.join(f'{s:g}' for s in args.rss_mb)} "
-          "MiB)\n", flush=True)
+          f"MiB) and vs number of jobs (load average {loadavg()})\n", flush=True)
     rows = []
-    if empty is not None and empty.ok:
-        rows.append(["(empty audit root)", "–", 0, empty.wall, empty.rss_mb, None])
+    if base is not None:
+        rows.append(["(empty audit root)", "–", 0, empty.wall, base, None, None])
+    worst = 0.0
     for fmt in args.formats:
         for size in args.rss_mb:
             tree = make_tree(work, f"rss-{fmt}-{size:g}", 1, size * 1024, fmt, args, "d", spread=0)
@@ -494,10 +649,71 @@ def section_d(work: Path, args: argparse.Namespace) -> None:
             note_cmd("d", cmd, work, work)
             b = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (d, {fmt} {size:g} MiB)")
             mib = tree.largest / MiB
-            rows.append([f"{size:g} MiB", fmt, mib, b.wall, b.rss_mb,
-                         div((b.rss_mb or 0) - (empty.rss_mb if empty and empty.ok else 0), mib) if b.ok else None])
+            excess = div((b.rss_mb or 0) - (base or 0), mib) if b.ok else None
+            if excess is not None and size == max(args.rss_mb):
+                worst = max(worst, excess)
+            rows.append([f"{size:g} MiB", fmt, mib, b.wall, b.rss_mb, excess, div(b.rss_mb, mib) if b.ok else None])
             shutil.rmtree(tree.path, ignore_errors=True)
-    table(["target", "format", "trajectory MiB", "wall s", "peak RSS MiB", "(RSS − empty run) / trajectory"], rows)
+    table(["target", "format", "trajectory MiB", "wall s", "peak RSS MiB", "(RSS − empty run) / trajectory",
+           "RSS / trajectory"], rows)
+    if worst:
+        target(f"peak RSS above the empty run vs the largest trajectory ({max(args.rss_mb):g} MiB)", f"{worst:.2f}×",
+               "≤ 3×", worst <= 3)
+    rows = []
+    per_job = []
+    for n in args.rss_jobs:
+        tree = make_tree(work, f"rssn-{n}", n, 1024, "acp", args, "d", spread=0)
+        if not tree.ok:
+            continue
+        cmd = audit_cmd(tree)
+        note_cmd("d", cmd, work, work)
+        b = best_of(cmd, work, 1, args.timeout, label=f"audit (d, {n} jobs)")
+        items = n_items(b.counts) if b.ok else None
+        rows.append([n, items, b.wall, b.rss_mb, div((b.rss_mb or 0) - (base or 0), items) and
+                     1024 * div((b.rss_mb or 0) - (base or 0), items)])
+        if b.ok and items:
+            per_job.append((n, b.rss_mb))
+        shutil.rmtree(tree.path, ignore_errors=True)
+    table(["jobs × 1 MiB", "items", "wall s", "peak RSS MiB", "(RSS − empty run) KiB per item"], rows)
+    if len(per_job) >= 2:
+        (n0, r0), (n1, r1) = per_job[0], per_job[-1]
+        slope = (r1 - r0) / (n1 - n0) * 1024
+        print(f"RSS grows {slope:.0f} KiB per 1 MiB job between {n0} and {n1} jobs: the per-item reports pytest "
+              "keeps (terminal summary, JUnit/CTRF) and each job's records for summary.json; no trajectory data "
+              "outlives its job.\n")
+        target("peak RSS vs number of jobs (trajectory data)", f"+{slope:.0f} KiB per job (reports and records)",
+               "flat", None)
+    if args.huge_gb:
+        section_huge(work, args, base)
+
+
+def section_huge(work: Path, args: argparse.Namespace, base: float | None) -> None:
+    """A {huge_gb} GiB ACP trajectory: refused by the default size limit (without reading it), then audited with the
+    limits raised, streamed line by line."""
+    gib = args.huge_gb
+    print(f"### (d) A {gib:g} GiB trajectory\n", flush=True)
+    tree = make_tree(work, "huge", 1, gib * 1024 * 1024, "acp", args, "d", spread=0)
+    if not tree.ok:
+        return
+    rows = []
+    cmd = audit_cmd(tree, "-rE")
+    note_cmd("d", cmd, work, work)
+    r = best_of(cmd, work, 1, args.timeout, label="audit (d, huge, default limits)")
+    reason = next((ln for ln in (r.last.stdout.splitlines() if r.last else []) if "size limit" in ln), "")
+    rows.append(["default limits (512 MiB per file)", r.wall, r.rss_mb, reason[:150] or "(no size-limit line?)"])
+    limit = int(gib * 1024 * 2)
+    cmd = audit_cmd(tree, f"--trajaudit-max-file-mb={limit}", f"--trajaudit-max-job-mb={limit}")
+    note_cmd("d", cmd, work, work)
+    r = best_of(cmd, work, 1, args.timeout, label="audit (d, huge, raised limits)")
+    rows.append([f"--trajaudit-max-file-mb={limit} --trajaudit-max-job-mb={limit}", r.wall, r.rss_mb,
+                 ", ".join(f"{k} {v}" for k, v in sorted(r.counts.items()))])
+    table(["run", "wall s", "peak RSS MiB", "outcome"], rows)
+    mib = tree.largest / MiB
+    if r.ok and base is not None:
+        print(f"streamed: peak RSS {r.rss_mb:.0f} MiB for a {mib:,.0f} MiB trajectory "
+              f"({((r.rss_mb or 0) - base) / mib:.3f}× above the empty run)\n")
+        target(f"a {gib:g} GiB trajectory, streamed", f"peak RSS {r.rss_mb:.0f} MiB", "not loaded whole", True)
+    shutil.rmtree(tree.path, ignore_errors=True)
 
 
 _IMPORTTIME = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)\s*$")
@@ -532,6 +748,7 @@ def section_e(work: Path, args: argparse.Namespace) -> None:
     if runs:
         cum = min(r[0].get("pytest_trajaudit", (0, 0))[1] for r in runs)
         rows.append(["`import pytest_trajaudit`: cumulative (-X importtime)", f"{cum / 1000:.1f} ms"])
+        target("`import pytest_trajaudit` (-X importtime)", f"{cum / 1000:.1f} ms", "≤ 150 ms", cum / 1000 <= 150)
         rows.append(["  sum of self times of every import (incl. interpreter startup)",
                      f"{min(r[1] for r in runs) / 1000:.1f} ms ({runs[0][2]} modules)"])
     runs = [importtime("import pytest_trajaudit.plugin") for _ in range(args.repeat)]
@@ -544,15 +761,25 @@ def section_e(work: Path, args: argparse.Namespace) -> None:
         rows.append(["`pytest_trajaudit.plugin`: cumulative (-X importtime)", f"{plug / 1000:.1f} ms"])
         rows.append(["  of which `import pytest`", f"{pyt / 1000:.1f} ms"])
         rows.append(["  of which the rest", f"{(plug - pyt) / 1000:.1f} ms"])
+        target("`import pytest_trajaudit.plugin` beyond `import pytest` (-X importtime)", f"{(plug - pyt) / 1000:.0f} ms",
+               "≤ 150 ms", (plug - pyt) / 1000 <= 150)
         rows.append(["  sum of self times of every import (incl. interpreter startup)",
                      f"{min(r[1] for r in runs) / 1000:.1f} ms ({runs[0][2]} modules)"])
         heavy = [m for m in ("litellm", "openai", "httpx", "pydantic", "jsonschema", "anyio") if m in mods]
         rows.append(["  heavy modules imported by the plugin", ", ".join(heavy) or "none"])
-    for label, stmt in (("`python -c pass` wall", "pass"), ("`python -c 'import pytest'` wall", "import pytest")):
+    walls: dict[str, float] = {}
+    for label, stmt in (("`python -c pass` wall", "pass"), ("`python -c 'import pytest'` wall", "import pytest"),
+                        ("`python -c 'import pytest_trajaudit'` wall", "import pytest_trajaudit"),
+                        ("`python -c 'import pytest_trajaudit.plugin'` wall", "import pytest_trajaudit.plugin")):
         cmd = [sys.executable, "-c", stmt]
         note_cmd("e", cmd, work)
-        b = best_of(cmd, work, args.repeat, args.timeout, ok_codes=(0,), label=label)
+        b = best_of(cmd, work, max(args.repeat, 3), args.timeout, ok_codes=(0,), label=label)
+        if b.ok and b.wall is not None:
+            walls[stmt] = b.wall
         rows.append([label, f"{b.wall * 1000:.0f} ms" if b.ok else "failed"])
+    if "pass" in walls and "import pytest_trajaudit.plugin" in walls and "import pytest" in walls:
+        rows.append(["  plugin wall − `import pytest` wall",
+                     f"{(walls['import pytest_trajaudit.plugin'] - walls['import pytest']) * 1000:.0f} ms"])
     def _empty_row(label: str, b: Best) -> None:
         rows.append([label, f"{b.wall * 1000:.0f} ms wall, {b.session or 0:.2f} s session, peak RSS {b.rss_mb:.0f} MiB"
                      if b.ok else "failed"])
@@ -634,30 +861,39 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     g.add_argument("--overhead-jobs", type=int, help="(a) jobs of tiny trajectories (2000 / 200)")
     g.add_argument("--tiny-kb", type=float, default=4, help="(a) tiny trajectory size in KiB (4)")
     g.add_argument("--mbps-jobs", type=int, help="(b) jobs (20 / 6)")
-    g.add_argument("--mbps-mb", type=float, help="(b) MiB per trajectory (5 / 2)")
+    g.add_argument("--mbps-mb", type=float, help="(b) MiB per trajectory (50, i.e. ~1 GiB per format / 2)")
     g.add_argument("--formats", help="(b, d) trajectory formats: acp,claude (acp,claude / acp)")
-    g.add_argument("--xdist-jobs", type=int, help="(c) jobs (100 / 12)")
+    g.add_argument("--xdist-jobs", type=int, help="(c) jobs (500 / 12)")
     g.add_argument("--xdist-mb", type=float, default=1, help="(c) MiB per trajectory (1)")
     g.add_argument("--xdist-format", default="acp", choices=("acp", "claude", "mixed"), help="(c) format (acp)")
     g.add_argument("--workers", type=int, default=2, help="(c) xdist workers compared with -n 0 (2)")
     g.add_argument("--rss-mb", help="(d) comma-separated trajectory sizes in MiB (1,10,50 / 1,10)")
+    g.add_argument("--rss-jobs", help="(d) comma-separated job counts of 1 MiB trajectories (10,100,1000 / 10,50)")
+    g.add_argument("--huge-gb", type=float, help="(d) one trajectory of this many GiB, refused then streamed "
+                   "(2 / 0 = skip)")
     args = ap.parse_args(argv)
     q = args.quick
     args.overhead_jobs = args.overhead_jobs or (200 if q else 2000)
     args.mbps_jobs = args.mbps_jobs or (6 if q else 20)
-    args.mbps_mb = args.mbps_mb or (2 if q else 5)
-    args.xdist_jobs = args.xdist_jobs or (12 if q else 100)
+    args.mbps_mb = args.mbps_mb or (2 if q else 50)
+    args.xdist_jobs = args.xdist_jobs or (12 if q else 500)
     args.formats = [f.strip() for f in (args.formats or ("acp" if q else "acp,claude")).split(",") if f.strip()]
     bad = [f for f in args.formats if f not in ("acp", "claude", "mixed")]
     if bad:
         ap.error(f"unknown format(s): {', '.join(bad)}")
     args.rss_mb = [float(s) for s in (args.rss_mb or ("1,10" if q else "1,10,50")).split(",") if s.strip()]
+    args.rss_jobs = [int(s) for s in (args.rss_jobs or ("10,50" if q else "10,100,1000")).split(",") if s.strip()]
+    args.huge_gb = args.huge_gb if args.huge_gb is not None else (0 if q else 2)
     args.repeat = max(1, args.repeat)
     PYTEST_EXTRA[:] = shlex.split(args.pytest_args)
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] in (["--engine-time"], ["--baselines"]) and len(argv) >= 2:  # internal helpers of (a) and (b)
+        rep = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 1
+        return (_engine_time_main if argv[0] == "--engine-time" else _baselines_main)(Path(argv[1]), rep)
     args = parse_args(argv)
     t0 = time.perf_counter()
     if args.workdir:
@@ -666,11 +902,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         work = Path(tempfile.mkdtemp(prefix="trajaudit-bench-")).resolve()
     (work / "pytest.ini").write_text("[pytest]\n")  # fixes rootdir and config for every run
+    BASETEMP[:] = [f"--basetemp={work / 'basetemp'}"]
     header(args, work)
     try:
         for name, func in (("a", section_a), ("b", section_b), ("c", section_c), ("d", section_d), ("e", section_e)):
             if name in args.sections:
                 func(work, args)
+        if TARGETS:
+            print("## Targets (issue 7)\n")
+            table(["what", "measured", "target", ""], TARGETS)
         if TREES:
             print("## Generated trees\n")
             table(["tree", "format", "jobs", "target KiB/job", "trajectories MiB", "generation s", "MiB/s"],

@@ -442,3 +442,31 @@ def _strongest(groups: Mapping[tuple[str, str, str], Mapping[str, list[Mapping[s
 
 def _flag(code: str, task: str, message: str, refs: list[str]) -> dict[str, Any]:
     return {"flag": code, "task": task, "message": message, "blocking": False, "refs": refs}
+
+
+# --- advisor audit (advisor-audit.md "What it checks and how the verdict is decided") -----------------------------
+
+ADVISOR_VERDICTS = ("pass", "pass_mechanical_only", "inconclusive", "fail")
+
+
+def advisor_verdict(*, mechanical_hits: Sequence[str], judge_problems: Sequence[str], material_loaded: bool,
+                    no_judge: bool, judges_completed: bool) -> tuple[str, list[str]]:
+    """The advisor audit's verdict, in the spec's order (first match wins):
+
+    1. ``fail`` if any mechanical check hit or any judge that completed reported a problem, even if the other judge
+       failed or no judge endpoint is configured;
+    2. otherwise ``inconclusive`` if no privileged material was loaded;
+    3. otherwise ``pass_mechanical_only`` with no judge (``--no-judge``; in pytest: no ``--trajaudit-judge``);
+    4. otherwise ``pass`` if both judges completed;
+    5. otherwise ``inconclusive``.
+    """
+    problems = [*mechanical_hits, *judge_problems]
+    if problems:
+        return "fail", problems
+    if not material_loaded:
+        return "inconclusive", ["no privileged material was loaded from the task directory"]
+    if no_judge:
+        return "pass_mechanical_only", ["no mechanical hit; judges not run (no judge)"]
+    if judges_completed:
+        return "pass", ["no mechanical hit; both judges completed without a problem"]
+    return "inconclusive", ["no mechanical hit, but not both judges completed"]

@@ -1,6 +1,9 @@
 """``trajaudit`` console command: run the audit through pytest the safe way.
 
     trajaudit [run] PATH [PATH ...] [-- PYTEST_ARGS ...]
+    trajaudit merge OUT_DIR SHARD_DIR [SHARD_DIR ...]
+    trajaudit audit --attempt-dir DIR --task-dir DIR [--output FILE] [--no-judge] ...   (advisor audit)
+    trajaudit summarize PATH [PATH ...]
 
 It always passes a trusted config (``-c`` the packaged empty ``safe.ini``), ``--rootdir`` outside the audited
 trees, ``-p no:cacheprovider`` (nothing is written into the evidence), ``-p no:anyio`` (skips litellm's
@@ -36,6 +39,14 @@ USAGE = __doc__.split("\n\n", 2)[1]
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "merge":  # combine --trajaudit-shard reports (report/merge.py)
+        from .report.merge import main as merge_main
+
+        return merge_main(argv[1:])
+    if argv and argv[0] in ("audit", "summarize"):  # the advisor audit (advisor/cli.py; no pytest involved)
+        from .advisor.cli import main as advisor_main
+
+        return advisor_main(argv)
     if argv and argv[0] == "run":
         argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help"):
@@ -48,9 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     else:
         paths = [a for a in argv if not a.startswith("-")]
         extra = [a for a in argv if a.startswith("-")]
-    import pytest
+    # pytest runs in a child interpreter: this module stays pytest-free (DESIGN.md) and the audit gets a clean
+    # process (no state from the caller, the same as a CI step)
+    import subprocess
 
-    return int(pytest.main(build_args(paths, extra)))
+    return subprocess.call([sys.executable, "-m", "pytest", *build_args(paths, extra)])
 
 
 if __name__ == "__main__":

@@ -60,14 +60,23 @@ def _exists_nofollow(p: Path) -> bool:
     return _lstat(p) is not None
 
 
+def _empty(path: str) -> bool:
+    try:
+        with os.scandir(path) as it:
+            return next(it, None) is None
+    except OSError:
+        return False  # unreadable: kept (skipping it here would hide it)
+
+
 def subdirs(path: Path) -> list[Path]:
-    """Real (non-symlink) subdirectories, sorted by name, skipping VCS/tool caches."""
+    """Real (non-symlink) subdirectories, sorted by name, skipping VCS/tool caches and empty directories (they hold
+    no job: a tree of 100,000 empty directories then costs one ``scandir`` each, not a collector node each)."""
     out = []
     try:
         with os.scandir(path) as it:
             for entry in it:
                 try:
-                    if entry.is_dir(follow_symlinks=False) and entry.name not in SKIP_DIRS:
+                    if entry.is_dir(follow_symlinks=False) and entry.name not in SKIP_DIRS and not _empty(entry.path):
                         out.append(Path(entry.path))
                 except OSError:
                     continue
@@ -119,7 +128,7 @@ def _single_traj(path: Path) -> Path | None:
 
 
 # Files in a container directory that may be jobs or multi-record files, by name (never by content here).
-LOOSE_SUFFIXES = (".traj", ".eval", ".json")
+LOOSE_SUFFIXES = (".traj", ".eval", ".json", ".jsonl")
 LOOSE_NAMES = ("output.jsonl",)
 NOT_RUNS = {"result.json", "config.json", "lock.json", "package.json", "package-lock.json", "tsconfig.json",
             "summary.json", "prompts.json"}
@@ -127,7 +136,8 @@ NOT_RUNS = {"result.json", "config.json", "lock.json", "package.json", "package-
 
 def loose_files(path: Path) -> list[Path]:
     """Regular files (never symlinks) directly in ``path`` that may be runs: ``*.traj`` (a SWE-agent trajectory,
-    a job by itself), ``output.jsonl``, ``*.eval`` and ``*.json`` (candidates whose first bytes decide), sorted."""
+    a job by itself), ``*.jsonl``, ``*.eval`` and ``*.json`` (candidates whose first bytes decide: an OpenHands
+    output, a hooklib audit log, an Inspect log, a traces file), sorted."""
     out = []
     try:
         with os.scandir(path) as it:

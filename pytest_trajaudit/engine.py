@@ -6,14 +6,18 @@ failed item's traceback can never pin a parsed trajectory in memory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .discovery import JobRef
+from .judges import Answer
 from .loaders.job import load_job
 from .model import Finding, Job, UnusableInput
-from .principles import Principle
+from .principles import Pending, Principle
+from .redact import clean, redact_tree
 from .settings import Settings
 
 
@@ -24,6 +28,17 @@ class Result:
     data: dict[str, Any] = field(default_factory=dict)
     events: list[int] = field(default_factory=list)
     internal_error: str | None = None
+    judge: dict[str, Any] | None = None  # judge usage of this result (judges.stats.item_stats), JSON builtins
+
+
+@dataclass(slots=True)
+class Deferred:
+    """A judge principle's submitted requests: their futures, the pure ``finish`` and the models asked. Holds no
+    prompt and no trajectory (the pool drops a request once it is answered)."""
+
+    futures: list[Future[Answer]]
+    finish: Callable[[list[Answer]], Finding]
+    models: list[str]
 
 
 @dataclass(slots=True)
@@ -31,6 +46,43 @@ class JobAudit:
     meta: dict[str, Any]
     results: dict[str, Result]
     error: str | None = None  # unusable input: one line naming the file and the reason
+    pending: dict[str, Deferred] = field(default_factory=dict)  # judge principles awaiting answers
+    partial: bool = False  # released: only the pending judge principles are left (see trim)
+
+    def resolve(self, code: str) -> Result | None:
+        """The result of ``code``. A judge principle's answers are awaited here (blocking), then ``finish`` turns
+        them into the result. A ``finish`` that raises errors the item (never a pass). A trimmed audit hands each
+        kept result out once (then drops it)."""
+        d = self.pending.pop(code, None)
+        if d is None:
+            return self.results.pop(code, None) if self.partial else self.results.get(code)
+        from .judges.stats import item_stats
+
+        answers = [_answer(f, m) for f, m in zip(d.futures, d.models, strict=True)]
+        stats = item_stats(answers)
+        try:
+            f = d.finish(answers)
+            if not isinstance(f, Finding):
+                raise TypeError(f"finish returned {type(f).__name__}, not a Finding")
+            res = Result(f.status, clean(f.evidence), redact_tree(f.data), f.events, judge=stats)
+        except Exception as exc:
+            msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+            res = Result("ERROR", "", internal_error=clean(f"internal error in {code} (judge answers): {msg}"),
+                         judge=stats)
+        if not self.partial:
+            self.results[code] = res
+        return res
+
+    def trim(self, keep: set[str]) -> JobAudit | None:
+        """What must outlive the job's release until its late (judge) items ``keep`` have run: the meta, the
+        pending judge principles and the results of ``keep`` (small; never the trajectory), or the unusable-input
+        error; None when nothing is left to hand out."""
+        if self.error is not None:
+            return JobAudit(self.meta, {}, self.error, partial=True) if keep else None
+        kept = {c: r for c, r in self.results.items() if c in keep and c not in self.pending}
+        if not self.pending and not kept:
+            return None
+        return JobAudit(self.meta, kept, None, self.pending, partial=True)
 
 
 def job_meta(job: Job) -> dict[str, Any]:
@@ -82,21 +134,55 @@ def _error_meta(ref: JobRef, cfg: Settings) -> dict[str, Any]:
     except UnusableInput:
         return {"layout": ref.layout, "trial": ref.dir.name}
 
-def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle]) -> JobAudit:
+def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle], *, judges: bool = True) -> JobAudit:
+    """Run ``principles`` on the job. A judge principle that returns a :class:`Pending` has its requests submitted
+    at once (non-blocking); its interim finding (the mechanical one, default N/A "awaiting judge answers") stands
+    in ``results`` until :meth:`JobAudit.resolve`. ``judges=False`` (e.g. a group item recomputing a record)
+    submits nothing and keeps the interim finding."""
     try:
         job = load_job(ref, cfg)
     except UnusableInput as exc:
-        return JobAudit(_error_meta(ref, cfg), {}, error=_short_error(ref, exc))
-    meta = job_meta(job)
+        return JobAudit(redact_tree(_error_meta(ref, cfg)), {}, error=clean(_short_error(ref, exc)))
+    meta = redact_tree(job_meta(job))
     results: dict[str, Result] = {}
+    pending: dict[str, Deferred] = {}
     for p in principles:
         if job.is_oracle:
             results[p.code] = Result("N/A", "oracle run: not audited (it counts only through its reward)")
             continue
         try:
-            f: Finding = p.func(job, cfg)
-        except Exception as exc:  # a bug in a principle must error that item, never pass it
-            results[p.code] = Result("ERROR", "", internal_error=f"internal error in {p.code}: {type(exc).__name__}: {exc}")
+            f = p.func(job, cfg)
+            if isinstance(f, Pending):
+                if not (p.judge and cfg.judge is not None):
+                    raise TypeError("returned a Pending but is not a judge principle or no judge is configured")
+                interim = f.interim or Finding.na("awaiting judge answers")
+                if judges:
+                    pending[p.code] = _submit(f, cfg)
+                f = interim
+            if not isinstance(f, Finding):
+                raise TypeError(f"returned {type(f).__name__}, not a Finding")
+        except UnusableInput as exc:  # input only this principle reads (e.g. ADV's privileged material)
+            results[p.code] = Result("ERROR", "", internal_error=clean(_short_error(ref, exc)))
             continue
-        results[p.code] = Result(f.status, f.evidence, f.data, f.events)
-    return JobAudit(meta, results)
+        except Exception as exc:  # a bug in a principle must error that item, never pass it
+            msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
+            results[p.code] = Result("ERROR", "", internal_error=clean(f"internal error in {p.code}: {msg}"))
+            continue
+        # the one place every finding passes: what it quotes (evidence, data) is redacted before any report,
+        # terminal line, JUnit/CTRF file or xdist transfer sees it
+        results[p.code] = Result(f.status, clean(f.evidence), redact_tree(f.data), f.events)
+    return JobAudit(meta, results, pending=pending)
+
+
+def _answer(f: Future[Answer], model: str) -> Answer:
+    try:
+        return f.result()
+    except Exception as exc:  # cancelled at shutdown: a failed answer, never a pass
+        return Answer(model, False, None, f"no answer: {type(exc).__name__}")
+
+
+def _submit(p: Pending, cfg: Settings) -> Deferred:
+    from .judges import submit
+
+    assert cfg.judge is not None
+    return Deferred([submit(m, r, cfg.judge) for m, r in p.requests], p.finish, [m for m, _ in p.requests])

@@ -49,30 +49,41 @@ def plan(refs: Iterable[JobRef]) -> dict[str, list[JobRef]]:
     return {k: sorted(v, key=lambda r: str(r.dir)) for k, v in sorted(groups.items()) if len(v) >= 2}
 
 
+NEEDED = (*INTEGRITY, "SB-1")  # what a complete record was computed from
+
+
 def compact(job_id: str, audit: JobAudit, tiers: dict[str, tuple[str, bool]]) -> dict[str, Any]:
-    """The record a group reads. ``tiers``: code → (tier, affects_verdict) for the computed principles."""
+    """The record a group reads. ``tiers``: code → (tier, affects_verdict) for the computed principles.
+
+    ``verdict`` is the *integrity* verdict: :func:`job_verdict` over P1, P2 and P11 only (INVALID / ERROR /
+    ORACLE decide delivery; a P4 WARN does not), so a record is the same whether it came from the job's full
+    audit or from a group item's recomputation."""
     m = audit.meta
     results = audit.results
     outcomes = {c: Outcome(r.status, tiers.get(c, ("", True))[0], tiers.get(c, ("", True))[1], r.evidence,
                            bool((r.data or {}).get("flipped_signal")))
-                for c, r in results.items() if r.status in ("PASS", "WARN", "FAIL", "N/A")}
+                for c, r in results.items() if c in INTEGRITY and r.status in ("PASS", "WARN", "FAIL", "N/A")}
     verdict, _ = job_verdict(outcomes, error=audit.error, oracle=bool(m.get("oracle")))
     sb1 = results.get("SB-1")
+    sb1_status = (sb1.data or {}).get("status") if sb1 is not None else None
+    delivered = next((r.data.get("delivered") for c, r in sorted(results.items())
+                      if c.startswith("TG-") and isinstance(r.data, dict) and isinstance(r.data.get("delivered"), bool)),
+                     None)
     return {
         "job": job_id, "task": m.get("task") or "", "trial": m.get("trial") or "", "agent": m.get("agent") or "",
         "model": m.get("model") or "", "condition": m.get("condition"), "reward": m.get("reward"),
-        "oracle": bool(m.get("oracle")), "error": audit.error, "verdict": verdict,
+        "oracle": bool(m.get("oracle")), "error": audit.error, "verdict": verdict, "delivered": delivered,
         "integrity": {c: results[c].status for c in INTEGRITY if c in results},
-        "flipped": any(bool((r.data or {}).get("flipped_signal")) for r in results.values()),
-        "sb1": (sb1.data or {}).get("status") if sb1 is not None and sb1.data else None,
+        "computed": sorted(c for c in results if c in NEEDED),
+        "sb1": sb1_status if sb1_status in ("VERIFIED", "PARTIAL", "NOT_INVOKED") else None,
     }
 
 
-def complete(rec: dict[str, Any] | None) -> bool:
-    """Whether a record can decide integrity (an unusable job's record is complete: it is ERROR)."""
+def complete(rec: dict[str, Any] | None, needed: Iterable[str] = NEEDED) -> bool:
+    """Whether a record holds everything a group reads (an unusable job's record is complete: it is ERROR)."""
     if rec is None:
         return False
-    return bool(rec.get("error")) or rec.get("oracle") or all(c in rec["integrity"] for c in INTEGRITY)
+    return bool(rec.get("error")) or bool(rec.get("oracle")) or all(c in rec.get("computed", ()) for c in needed)
 
 
 class MemoryStore:
@@ -160,9 +171,12 @@ def evaluate_passk(records: list[dict[str, Any]], *, strict: bool = False, trial
         who = "/".join(x for x in (e["agent"], e["model"], e["condition"] or "") if x)
         return f"{e['task']} [{who}]: pass^{e['k']} = {e['pass_hat_k']:g} ({e['reason']})"
 
-    flaky = [e for e in entries if e["status"] == "FAIL"]
-    if flaky:
-        ev = "flaky: " + "; ".join(line(e) for e in flaky[:5])
+    failed = [e for e in entries if e["status"] == "FAIL"]
+    if failed:
+        # the seed calls any pass^k below 1 "flaky"; the evidence says which kind it is
+        ev = "pass^k not reached: " + "; ".join(
+            line(e) + (" [flaky: some trials delivered]" if e["inconsistent"] else " [never delivered]")
+            for e in failed[:5])
         return GroupResult("FAIL" if strict else "WARN", ev, data)
     return GroupResult("PASS", "; ".join(line(e) for e in entries[:5]), data)
 

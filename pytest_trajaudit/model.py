@@ -155,6 +155,7 @@ class Job:
     files_read: list[str] = field(default_factory=list)  # every file this job's loading opened
     task_info: Task | None = None  # the task directory, when found under --trajaudit-tasks
     task_lookup: str = ""  # why no task was found (or which directory was used)
+    cache: dict[str, Any] = field(default_factory=dict)  # per-job values shared by a family's principles (advisor)
 
     @property
     def reward(self) -> float | None:

@@ -13,12 +13,14 @@ from typing import Any
 
 import pytest
 
-from .discovery import JobRef, bare_file, classify, loose_files, subdirs
+from .advisor.collect import advisor_known
+from .discovery import JobRef, bare_file, classify, find_jobs, loose_files, subdirs
 from .engine import JobAudit, audit_job
+from .groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, plan
 from .loaders.multi import RECORD, claim, list_members, member_ref, node_name
 from .model import UnusableInput
 from .principles import Principle
-from .redact import redact
+from .redact import printable, redact
 
 
 class TrajauditWarning(UserWarning):
@@ -33,11 +35,36 @@ class UnusableJob(Exception):
     """The job's input cannot be audited (named file and reason)."""
 
 
+def _printable_nodeid(kw: dict[str, Any]) -> dict[str, Any]:
+    """Agent-chosen file names may hold newlines, ESC sequences, bidi overrides or bytes that are not UTF-8: such a
+    node gets its path-derived node id with those characters escaped (``redact.printable``), so no terminal line,
+    JUnit file or report can be broken or spoofed by a name. Ordinary names keep pytest's own node id."""
+    path, parent = kw.get("path"), kw.get("parent")
+    if path is None or parent is None:
+        return kw
+    if kw.get("name") is None:  # the node's name is also a keyword of every item below it (copied into reports)
+        try:
+            name = Path(path).relative_to(parent.path).as_posix() if parent.path != path else Path(path).name
+        except ValueError:
+            name = Path(path).name
+        if printable(name) != name:
+            kw["name"] = printable(name)
+    if kw.get("nodeid") is None:
+        try:
+            rel = Path(path).relative_to(parent.config.rootpath).as_posix()
+        except ValueError:
+            return kw
+        safe = printable(rel)
+        if safe != rel:
+            kw["nodeid"] = safe
+    return kw
+
+
 class TreeNode(pytest.File):
     """A directory inside an audit root (a container of jobs), or the parent of a bare-file root."""
 
     def __init__(self, *, walk: bool = True, bare: tuple[Path, ...] = (), **kw: Any) -> None:
-        super().__init__(**kw)
+        super().__init__(**_printable_nodeid(kw))
         self.walk = walk
         self.bare = bare
 
@@ -45,7 +72,8 @@ class TreeNode(pytest.File):
         if self.walk:
             ref = classify(self.path)
             if ref is not None:
-                yield JobNode.from_parent(self, path=ref.anchor, ref=ref)
+                if _in_shard(self.config, ref):  # a job of another --trajaudit-shard is not collected at all
+                    yield JobNode.from_parent(self, path=ref.anchor, ref=ref)
                 return
         state = self.config.stash[STATE_KEY]
         done: set[Path] = set()
@@ -54,14 +82,27 @@ class TreeNode(pytest.File):
                 node = _file_node(self, f, given=False, max_file=state.settings.max_file_bytes)
                 if node is not None:
                     done.add(f)
-                    yield node
+                    if _in_shard(self.config, node.ref):
+                        yield node
         for f in self.bare:
             if f not in done:
-                yield _file_node(self, f, given=True, max_file=state.settings.max_file_bytes)
+                node = _file_node(self, f, given=True, max_file=state.settings.max_file_bytes)
+                if node is not None and _in_shard(self.config, node.ref):
+                    yield node
         for d in subdirs(self.path):
             if self.walk or state.under_root(d) or state.leads_to_root(d) or self.session_bare(d):
                 yield TreeNode.from_parent(self, path=d, walk=self.walk or state.under_root(d),
                                            bare=self.session_bare(d))
+        if self.walk and self.path in state.roots and state.group_codes:
+            # cross-trial checks of the root: one node per task group, after every job (see groups.py)
+            for key, refs in plan(find_jobs(self.path)).items():
+                if not _in_shard(self.config, refs[0]):  # a group's trials all share its shard (shard.py)
+                    continue
+                ids = [state.job_id(r) for r in refs]
+                state.grouped.update(ids)
+                # a root outside the rootdir has the empty node id (pytest's rule): name the group after the root
+                nodeid = f"{self.nodeid or self.path.name}::{key}"
+                yield TaskGroupNode.from_parent(self, name=key, nodeid=nodeid, members=list(zip(ids, refs, strict=True)))
 
     def session_bare(self, d: Path) -> tuple[Path, ...]:
         state = self.config.stash.get(STATE_KEY, None)
@@ -72,16 +113,24 @@ class JobNode(pytest.File):
     """One job, anchored on a real file (result.json or the trajectory) so ``path::P1`` selects an item."""
 
     def __init__(self, *, ref: JobRef, **kw: Any) -> None:
-        super().__init__(**kw)
+        super().__init__(**_printable_nodeid(kw))
         self.ref = ref
         self.selected: list[str] | None = None  # codes still selected after -k/-m (set at modifyitems)
         self._audit: JobAudit | None = None
         self.loads = 0
+        self.meta_sent = False  # an item's record already carried the job's meta (see PrincipleItem.setup)
         self.error: str | None = None  # known unusable before loading (a multi-record file that cannot be listed)
+        self.prefetch: list[JobNode] = []  # jobs a judge item of this job loads ahead (plugin.py, in-process only)
 
     def collect(self):
         state = self.config.stash[STATE_KEY]
+        adv = None  # ADV items only for a job whose privileged material is known (stat only: advisor/collect.py)
         for p in state.principles:
+            if p.family == "advisor":
+                if adv is None:
+                    adv = advisor_known(self.ref, state.settings.privileged_roots, state.settings.tasks_dirs)
+                if not adv:
+                    continue
             item = PrincipleItem.from_parent(self, name=p.code, principle=p)
             item.add_marker(p.code)
             item.add_marker(p.tier.lower())
@@ -92,20 +141,37 @@ class JobNode(pytest.File):
     def job_id(self) -> str:
         return self.config.stash[STATE_KEY].job_id(self.ref)
 
-    def get_audit(self) -> JobAudit:
+    def get_audit(self, code: str | None = None) -> JobAudit:
+        kept = {}
+        if self._audit is not None and self._audit.partial and self._audit.error is None and code is not None \
+                and code not in self._audit.pending and code not in self._audit.results:
+            kept, self._audit = self._audit.pending, None  # released early (an item ran out of order): reload
         if self._audit is None:
             state = self.config.stash[STATE_KEY]
             codes = set(self.selected) if self.selected is not None else None
-            principles = [p for p in state.principles if codes is None or p.code in codes]
+            principles = [p for p in state.principles if (codes is None or p.code in codes) and p.code not in kept]
             self.loads += 1
             if self.error is not None:
                 self._audit = JobAudit({"layout": self.ref.layout, "trial": self.path.name}, {}, error=self.error)
             else:
                 self._audit = audit_job(self.ref, state.settings, principles)
+            self._audit.pending.update(kept)
+            if self.job_id in state.grouped:  # publish what the job's task group reads (groups.py)
+                state.store.put(compact(self.job_id, self._audit, state.tiers()))
         return self._audit
 
     def release(self) -> None:
-        self._audit = None
+        """Drop the job's audit. With judges configured, its judge items run after every other item (plugin.py):
+        until they have, the job keeps only their small state (meta, futures, finish, or their mechanical results)."""
+        if self._audit is None:
+            return
+        state = self.config.stash[STATE_KEY]
+        late: set[str] = set()
+        if getattr(state.settings, "judge", None) is not None:
+            late = {p.code for p in state.principles if p.judge}
+            if self.selected is not None:
+                late &= set(self.selected)
+        self._audit = self._audit.trim(late) if late else None
 
 
 class ContainerNode(JobNode):
@@ -166,7 +232,14 @@ class PrincipleItem(pytest.Item):
                 "affects": p.affects_verdict, "key": p.key}
 
     def setup(self) -> None:
-        audit = self.job.get_audit()
+        if self.principle.judge:
+            for ahead in self.job.prefetch:  # get the next jobs' judge requests in flight before this one waits
+                if ahead.loads == 0:
+                    try:
+                        ahead.get_audit()
+                    except Exception:  # that job's own item loads it again and reports the problem
+                        pass
+        audit = self.job.get_audit(self.principle.code)
         rec = self._base_record()
         rec["loads"] = self.job.loads
         if audit.error:
@@ -174,51 +247,165 @@ class PrincipleItem(pytest.Item):
             self.record = rec
             self.user_properties += [("trajaudit.status", "ERROR"), ("trajaudit.evidence", redact(audit.error)[:2000])]
             raise UnusableJob(audit.error)
-        res = audit.results.get(self.principle.code)
+        res = audit.resolve(self.principle.code)
+        if res is not None and res.judge:
+            rec["judge"] = res.judge
         if res is None or res.internal_error:
             msg = res.internal_error if res else f"{self.principle.code} was not evaluated"
             rec.update(status="ERROR", evidence=msg)
             self.record = rec
             raise UnusableJob(msg)
-        rec.update(status=res.status, evidence=res.evidence, data=res.data, events=res.events[:50], meta=audit.meta)
+        rec.update(status=res.status, evidence=res.evidence, data=res.data, events=res.events[:50])
+        if not self.job.meta_sent:  # the roll-up keeps a job's meta from its first record: it crosses xdist once
+            rec["meta"] = audit.meta
+            self.job.meta_sent = True
         self.record = rec
         # JUnit writes these as <properties> of the testcase (from the teardown report): status and evidence
         # reach CI for every outcome, passed items included
         self.user_properties += [("trajaudit.status", res.status), ("trajaudit.evidence", redact(res.evidence)[:2000])]
 
     def runtest(self) -> None:
-        rec = self.record or {}
-        status, evidence = rec.get("status"), rec.get("evidence", "")
-        msg = f"{self.principle.code}: {evidence}"
-        if status == "FAIL":
-            raise AuditFailure(msg)
-        if status == "WARN":
-            self.warn_msg = msg
-            warnings.warn_explicit(TrajauditWarning(f"{self.job.job_id}::{msg}"), TrajauditWarning,
-                                   str(self.job.ref.dir), 0)
-            return
-        if status == "N/A":
-            try:
-                raise pytest.skip.Exception(msg, _use_item_location=True)
-            except TypeError:  # pragma: no cover - private flag removed in a future pytest
-                pytest.skip(msg)
+        _outcome(self, self.record or {}, f"{self.job.job_id}::{self.principle.code}", str(self.job.ref.dir))
 
     def repr_failure(self, excinfo, style=None):  # type: ignore[override]
         if isinstance(excinfo.value, AuditFailure):
             return f"[trajaudit] {self.job.job_id}::{excinfo.value}"
         if isinstance(excinfo.value, UnusableJob):
             return f"[trajaudit] {self.job.job_id}: unusable input: {excinfo.value}"
+        if isinstance(excinfo.value, TrajauditWarning):  # -W error::…TrajauditWarning (a gate)
+            return f"[trajaudit] WARN as error: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(self, excinfo, style=None):  # type: ignore[override]
         # setup errors are rendered through this (not repr_failure): keep them to one line, no traceback
-        if isinstance(excinfo.value, UnusableJob | AuditFailure):
+        if isinstance(excinfo.value, UnusableJob | AuditFailure | TrajauditWarning):
             return self.repr_failure(excinfo, style)
         return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
-        return self.path, 0, f"{self.job.job_id}::{self.principle.code}"
+        return printable(str(self.path)), 0, f"{self.job.job_id}::{self.principle.code}"
+
+    @functools.cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        """``Item.location``, with the path made relative once per job rather than once per item (issue 7: the
+        absolute-path step is a measurable share of an item's cost)."""
+        path, line, name = self.reportinfo()
+        cache: dict[Any, str] = self.job.__dict__.setdefault("_relpaths", {})
+        rel = cache.get(path)
+        if rel is None:
+            from _pytest.pathlib import absolutepath
+
+            rel = cache[path] = self.session._node_location_to_relpath(absolutepath(path))
+        return (rel, line, name)
+
+
+class GroupError(Exception):
+    """A group item cannot be evaluated (e.g. --trajaudit-trials coverage): reported as an error."""
+
+
+GROUP_FAMILY = {"PASSK": "rules", "SB-2": "skills"}
+GROUP_TITLE = {"PASSK": "pass^k across trials", "SB-2": "skill impact across conditions"}
+
+
+class TaskGroupNode(pytest.Collector):
+    """The trials of one task under an audit root (folders named ``<task>__<trial>``): node id
+    ``<root>::<task>``, items ``<root>::<task>::PASSK`` and ``<root>::<task>::SB-2``. Planned from folder names
+    (stat-only); its items run after every job item."""
+
+    def __init__(self, *, members: list[tuple[str, JobRef]], **kw: Any) -> None:
+        super().__init__(**kw)
+        self.members = members
+
+    def collect(self):
+        for code in self.config.stash[STATE_KEY].group_codes:
+            item = GroupItem.from_parent(self, name=code)
+            for m in (code, "c0", GROUP_FAMILY[code]):
+                item.add_marker(m)
+            yield item
+
+
+class GroupItem(pytest.Item):
+    """PASSK (pass^k, integrity-adjusted) or SB-2 (skill impact) of one task group."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.record: dict[str, Any] | None = None
+        self.warn_msg: str | None = None
+        self.recomputed = 0
+
+    @property
+    def group(self) -> TaskGroupNode:
+        return self.parent  # type: ignore[return-value]
+
+    @functools.cached_property
+    def group_id(self) -> str:
+        state = self.config.stash[STATE_KEY]
+        root = next((r for r in state.roots if r == self.path), self.path)
+        return f"{root.name}::{self.group.name}"
+
+    def setup(self) -> None:
+        state = self.config.stash[STATE_KEY]
+        records, self.recomputed = gather(self.group.members, state.store, state.compute_record)
+        if self.name == "PASSK":
+            res = evaluate_passk(records, strict=state.strict_pass_k, trials=state.trials)
+        else:
+            res = evaluate_sb2(records)
+        self.record = self._record(res, records)
+        self.user_properties += [("trajaudit.status", res.status), ("trajaudit.evidence", redact(res.evidence)[:2000])]
+        if res.status == "ERROR":
+            raise GroupError(res.evidence)
+
+    def _record(self, res: GroupResult, records: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"group": self.group_id, "task": self.group.name, "code": self.name, "tier": "C0",
+                "family": GROUP_FAMILY[self.name], "status": res.status, "evidence": res.evidence,
+                "data": res.data, "members": [r["job"] for r in records]}
+
+    def runtest(self) -> None:
+        _outcome(self, self.record or {}, f"{self.group_id}::{self.name}", str(self.path))
+
+    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
+        if isinstance(excinfo.value, AuditFailure | GroupError):
+            return f"[trajaudit] {self.group_id}::{self.name}: {excinfo.value}"
+        if isinstance(excinfo.value, TrajauditWarning):
+            return f"[trajaudit] WARN as error: {excinfo.value}"
+        return super().repr_failure(excinfo, style=style)
+
+    def _repr_failure_py(self, excinfo, style=None):  # type: ignore[override]
+        if isinstance(excinfo.value, AuditFailure | GroupError | TrajauditWarning):
+            return self.repr_failure(excinfo, style)
+        return super()._repr_failure_py(excinfo, style=style)
+
+    def reportinfo(self):
+        return self.path, 0, f"{self.group_id}::{self.name}"
+
+
+def _outcome(item: Any, rec: dict[str, Any], where: str, location: str) -> None:
+    """Map a record's status onto the item's outcome: FAIL raises, WARN warns (made xfailed at makereport),
+    N/A is made skipped at makereport, PASS returns."""
+    status, evidence = rec.get("status"), rec.get("evidence", "")
+    code = rec.get("code", "")
+    msg = f"{code}: {evidence}"
+    if status == "FAIL":
+        raise AuditFailure(msg)
+    if status == "WARN":
+        item.warn_msg = msg
+        warnings.warn_explicit(TrajauditWarning(f"{where.rsplit('::', 1)[0]}::{msg}"), TrajauditWarning, location, 0)
+        return
+    if status == "N/A":
+        # made skipped at makereport (plugin.py), located at the item like pytest.skip(_use_item_location=True),
+        # without raising: no traceback to build for the most common outcome
+        item.na_msg = msg
+
+
+def _in_shard(config: pytest.Config, ref: JobRef) -> bool:
+    shard = config.stash.get(SHARD_KEY, None)
+    if shard is None:
+        return True
+    from .shard import in_shard
+
+    return in_shard(ref, config.stash[STATE_KEY].roots, shard)
 
 
 # set by plugin.py (kept here so nodes and plugin share one key without a circular import)
 STATE_KEY = pytest.StashKey["Any"]()
+SHARD_KEY = pytest.StashKey["Any"]()  # shard.Shard of --trajaudit-shard, absent when not sharded

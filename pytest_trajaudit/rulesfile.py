@@ -10,7 +10,7 @@ unchanged, plus two optional sections of this plugin's own:
       must_precede: [[read, edit]]            # TG-2: every B needs an earlier A
     grounding: {enabled: true}                # TG-5 on/off
     verified: false                           # the original's adapter flag (recorded only)
-    judge: {enabled: false, model: null, rubric: []}   # accepted, never called
+    judge: {enabled: false, model: null, rubric: []}   # enabled + model: the LLM judge (unless --trajaudit-judge)
     severities:                               # this plugin: per check high | medium | low
       excessive_steps: medium
     trajaudit:                                # this plugin: Settings thresholds (P8's counters)

@@ -182,6 +182,17 @@ class Parsed:
     text: str
     lines: list[int] | None = None  # 1-based source line number of each JSONL value
     offsets: list[int] | None = None  # character offset in ``text`` where each JSONL value's line starts
+    stream: Any = None  # a JsonlStream when the lines are read lazily: ``value``/``lines`` then hold the head only
+
+    def records(self) -> Any:
+        """``(value, line number)`` of every JSON Lines value, streamed from the file when ``stream`` is set: the
+        head values are handed over (``value`` and ``lines`` become empty, so nothing else keeps them) and the rest
+        is read line by line; a streamed Parsed is read once."""
+        if self.stream is not None:
+            head = list(zip(self.value, self.lines or [], strict=False))
+            self.value, self.lines = [], []
+            return self.stream.records(head)
+        return zip(self.value, self.lines or [], strict=False)
 
 
 def looks_like_json(text: str) -> bool:
@@ -294,6 +305,85 @@ def iter_lines(base: Path, rel: str, max_file: int = DEFAULT_MAX_FILE_BYTES, chu
             yield lineno + 1, pending
     finally:
         os.close(fd)
+
+
+STREAM_HEAD_VALUES = 50  # values parsed eagerly from a streamed JSON Lines file (format detection reads the first 50)
+STREAM_CHUNK = 1 << 18  # bytes per read of a streamed file (a line longer than this spans several reads)
+
+
+class JsonlStream:
+    """A UTF-8 JSON Lines file read line by line (:func:`iter_lines`): one line in memory at a time, every
+    non-blank line strictly valid JSON (``log_lines``: a line that does not start like JSON is kept as a string,
+    as :func:`parse_text` does). Each call of :meth:`records` reads the file again from the start."""
+
+    def __init__(self, base: Path, rel: str, max_file: int, log_lines: bool = False) -> None:
+        self.base, self.rel, self.max_file, self.log_lines = base, rel, max_file, log_lines
+        self.path = base / rel
+        self.size = 0
+
+    def records(self, head: list[tuple[Any, int]] | None = None):
+        """Every ``(value, line number)``: first the already parsed ``head`` (released one by one), then the lines
+        after it, read from the file."""
+        head = head or []
+        last = head[-1][1] if head else 0
+        head.reverse()
+        while head:
+            yield head.pop()
+        for lineno, raw in iter_lines(self.base, self.rel, self.max_file, STREAM_CHUNK):
+            if lineno > last:
+                yield self.decode(lineno, raw), lineno
+
+    def decode(self, lineno: int, raw: bytes) -> Any:
+        if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8):]
+        if b"\x00" in raw:
+            raise UnusableInput(self.path, "contains NUL characters (binary data, not text)")
+        if self.log_lines and raw.lstrip()[:1] not in (b"{", b"["):
+            try:
+                return raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UnusableInput(self.path, f"does not decode as utf-8: line {lineno}: {exc.reason}") from None
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as err:
+            raise UnusableInput(self.path, f"neither one JSON document nor JSON Lines: line {lineno}: {_short(err)}") \
+                from None
+
+
+def open_jsonl_stream(base: Path, rel: str, max_file: int, *, log_lines: bool = False) -> Parsed | None:
+    """A streamed ``Parsed(kind="jsonl")`` of ``base/rel`` when the file is certainly JSON Lines in UTF-8 (its first
+    non-blank line is a JSON object or array on its own and another non-blank line follows: then the file cannot be
+    one JSON document, so :func:`parse_text` would read it as JSON Lines too), else None (read it whole). The head
+    values are parsed now; the rest is read by :meth:`Parsed.records`. The caller charges ``stream.size`` to the
+    job's budget once it keeps the stream."""
+    fd = _open_regular(base, rel, max_file)
+    try:
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    head = read_head(base, rel, HEAD_BYTES)
+    if detect_encoding(head) not in ("utf-8", "utf-8-sig") or \
+            head.removeprefix(codecs.BOM_UTF8).lstrip()[:1] not in (b"{", b"["):
+        return None
+    stream = JsonlStream(base, rel, max_file, log_lines)
+    stream.size = size
+    values: list[Any] = []
+    linenos: list[int] = []
+    first = True
+    for lineno, raw in iter_lines(base, rel, max_file, STREAM_CHUNK):
+        if first:
+            first = False
+            try:
+                orjson.loads(raw.removeprefix(codecs.BOM_UTF8))
+            except orjson.JSONDecodeError:
+                return None  # e.g. a pretty-printed document: parse_text decides
+        values.append(stream.decode(lineno, raw))
+        linenos.append(lineno)
+        if len(values) >= STREAM_HEAD_VALUES:
+            break
+    if len(values) < 2:
+        return None  # one line: one JSON document
+    return Parsed("jsonl", values, "", linenos, None, stream)
 
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")  # a local file header, or the end record of an empty archive

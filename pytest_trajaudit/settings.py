@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .judges import JudgeConfig
 from .safeio import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_JOB_BYTES
 
 # --- The seeds' operational regexes, verbatim (audit-general.md P1/P2) -----------------------------------
@@ -126,3 +127,7 @@ class Settings:
     skill_envelope_re: re.Pattern[str] = field(default_factory=lambda: re.compile(SKILL_ENVELOPE, re.I))
     skill_tool_header_re: re.Pattern[str] = field(default_factory=lambda: re.compile(SKILL_TOOL_HEADER, re.I))
     rules: Rules = field(default_factory=Rules)  # trace-grader parameters (--trajaudit-rules)
+    judge: JudgeConfig | None = None  # LLM judges (--trajaudit-judge …); None: judge principles stay mechanical
+    # advisor audit (ADV-1..ADV-5): --trajaudit-privileged-root, relative to each job's task directory; overrides the
+    # job's advisor/task_material_manifest.json and the default Harbor layout (README.md, solution, tests)
+    privileged_roots: tuple[str, ...] = ()

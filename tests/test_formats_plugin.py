@@ -167,3 +167,22 @@ def test_symlinked_runs_are_never_followed(pytester: pytest.Pytester, runs: Path
     (links / "one" / "x.traj").symlink_to(elsewhere / "x.traj")
     ids = _ids(pytester.runpytest(*BASE, "--trajaudit=runs/links", "--co", "-q"))
     assert ids == []
+
+
+def test_a_hooklib_audit_log_is_found_while_walking_a_tree(pytester: pytest.Pytester) -> None:
+    """``.claude/audit/<date>.jsonl`` inside an audited tree: one job per session; other ``*.jsonl`` files
+    (a plain data file) are not runs and get no items."""
+    import json
+
+    def line(event: str, tool: str, sid: str, **kw: str) -> str:
+        return json.dumps({"ts": "2026-06-28T10:00:00", "event": event, "session_id": sid, "tool_name": tool, **kw})
+
+    audit = pytester.path / "runs" / "audit"
+    audit.mkdir(parents=True)
+    (audit / "2026-06-28.jsonl").write_text("\n".join([
+        line("PreToolUse", "Read", "S1", file_path="/a.py"), line("PostToolUse", "Read", "S1", file_path="/a.py"),
+        line("PreToolUse", "Bash", "S2", command="ls"), line("PostToolUse", "Bash", "S2", command="ls")]) + "\n")
+    (audit / "data.jsonl").write_text('{"x": 1}\n{"x": 2}\n')
+    result = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=runs", "--co", "-q", "-m", "TG-4")
+    ids = [ln for ln in result.outlines if "::" in ln]
+    assert ids == ["runs/audit/2026-06-28.jsonl::S1::TG-4", "runs/audit/2026-06-28.jsonl::S2::TG-4"]

@@ -16,7 +16,8 @@ from pytest_trajaudit.report import schema as schema_mod
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "runs"
 TASKS = EXAMPLES.parent / "tasks"
-N_PRINCIPLES = len(registry())
+# ADV items exist only for jobs whose privileged material is known (none of the examples without --trajaudit-tasks)
+N_PRINCIPLES = sum(1 for p in registry().values() if p.family != "advisor")
 # the general layer's codes: outcome counts below are pinned to these, so adding a family does not move them
 GENERAL = "--trajaudit-principles=" + ",".join(f"P{i}" for i in range(1, 16))
 SCHEMA_DIR = Path(schema_mod.__file__).resolve().parent.parent / "schemas"
@@ -62,7 +63,8 @@ def test_examples_with_tasks(pytester: pytest.Pytester, runs: Path) -> None:
 def test_item_node_ids_and_markers(pytester: pytest.Pytester, runs: Path) -> None:
     result = _run(pytester, "--trajaudit=runs", "--co", "-q")
     ids = [ln for ln in result.stdout.lines if "::" in ln]
-    assert len(ids) == 4 * N_PRINCIPLES
+    assert len(ids) == 4 * N_PRINCIPLES + 2  # + the tictoc task group's PASSK and SB-2 (oracle + one trial)
+    assert ids[-2:] == ["runs::tictoc::PASSK", "runs::tictoc::SB-2"]
     assert "runs/harbor-job/csv-stats__Clean01/result.json::P1" in ids
     assert "runs/benchflow/tictoc__Struggle01/result.json::P15" in ids
 
@@ -175,6 +177,29 @@ def test_cli_runs_examples(pytester: pytest.Pytester, runs: Path) -> None:
     result = pytester.run(sys.executable, "-m", "pytest_trajaudit.cli", str(runs), "--", "-q")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["4 job(s): 1 CLEAN, 1 WARN, 1 INVALID, 1 ORACLE"])
+
+
+def test_readme_quick_start(pytester: pytest.Pytester) -> None:
+    """The README's quick start output, from the bundled examples as shipped (keep the README in sync)."""
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Quick start", 1)[1].split("Add `--trajaudit-report", 1)[0]
+    expected = [ln.strip() for ln in block.splitlines() if ln.startswith("    ") and "pip install" not in ln]
+    examples = Path(__file__).resolve().parent.parent / "examples"
+    result = pytester.runpytest(f"--trajaudit={examples / 'runs'}", f"--trajaudit-tasks={examples / 'tasks'}",
+                                "-p", "no:cacheprovider", "-p", "no:randomly")
+    assert result.ret == 1
+    out = [ln.strip() for ln in result.outlines]
+    for line in expected:
+        if line.startswith("=") and " in " in line:  # the counts line: compare without the duration
+            counts = line.strip("= ").rsplit(" in ", 1)[0]
+            assert any(o.strip("= ").rsplit(" in ", 1)[0] == counts for o in out), (counts, out[-3:])
+        elif line.startswith("FAILED "):
+            node = line.split()[1].removeprefix("examples/runs/")
+            assert any(o.startswith("FAILED ") and o.split()[1].endswith(node) for o in out), line
+        elif "…" in line:
+            assert any(o.startswith(line.split("…", 1)[0].rstrip()) for o in out), line
+        elif not line.startswith("="):
+            assert line in out, line
 
 
 def test_junit_and_ctrf_carry_each_items_status_and_evidence(pytester: pytest.Pytester, runs: Path) -> None:

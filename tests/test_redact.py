@@ -80,6 +80,10 @@ def test_private_key_block():
     "sk-short",
     "AKIA1234",
     "",
+    "https://example.com:8080/a@b",  # a port, not a password
+    "ssh://git@github.com/org/repo.git",
+    "postgres://user@localhost/db",
+    "eyJhbGciOiJIUzI1NiJ9 alone is no token",
 ])
 def test_normal_text_is_untouched(text):
     assert redact(text) == text
@@ -113,3 +117,39 @@ def test_quote_redacts_before_clipping():
     q = quote(text, 200)
     assert "sk-ant" not in q
     assert q == "x" * 180 + " " + R
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("git clone https://deploy:s3cr3tPassw0rd@git.example.com/r.git",
+     "git clone https://deploy:<REDACTED>@git.example.com/r.git"),
+    ("token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.abcDEF123_-xyz end", "token <REDACTED> end"),
+    ("task-AKIA" + "Z7Y6X5W4V3U2T1S0", "task-<REDACTED>"),
+    ("test_uses_sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2", "test_uses_<REDACTED>"),
+    ("line one\\nBearer abcdef0123456789abcdef", "line one\\nBearer <REDACTED>"),
+])
+def test_issue8_shapes(text, expected):
+    assert redact(text) == expected
+
+
+def test_redact_tree_redacts_keys_and_adds_colliding_counts():
+    from pytest_trajaudit.redact import redact_tree
+
+    k1, k2 = "Read /x/" + SECRETS["openai"], "Read /x/" + SECRETS["openai-project"]
+    out = redact_tree({"by_title": {k1: 2, k2: 3, "Bash": 1}, "l": [k1, ("t", k2)], "n": 1.5})
+    assert out == {"by_title": {"Read /x/<REDACTED>": 5, "Bash": 1}, "l": ["Read /x/<REDACTED>", ("t", "Read /x/<REDACTED>")],
+                   "n": 1.5}
+
+
+def test_printable_escapes_what_would_break_a_line_and_stays_injective():
+    import os
+
+    from pytest_trajaudit.redact import printable
+
+    assert printable("runs/plain-name_1.json") == "runs/plain-name_1.json"
+    assert printable("a\nb\rc\td\x1b[2Ke\u202ef") == "a\\nb\\rc\\td\\x1b[2Ke\\u202ef"
+    assert printable(os.fsdecode(b"bad\xffbyte")) == "bad\\xffbyte"
+    names = ["a\nb", "a\\nb", "a\\\nb", os.fsdecode(b"a\xffb"), "a\\xffb"]
+    assert len({printable(n) for n in names}) == len(names)
+    for n in names:
+        printable(n).encode("utf-8")
+        assert "\n" not in printable(n)

@@ -150,8 +150,9 @@ def test_option_drives_the_rules_and_reports(pytester: pytest.Pytester, runs: Pa
         "order_constraints:\n  must_precede: [[read, edit]]\n")
     result = _run(pytester, "--trajaudit-rules=rules.yaml", "--trajaudit-report=out", "-rfEx")
     # A1: TG-1 FAIL (Bash); A2: TG-1 FAIL, TG-2 WARN (edit first), TG-3 WARN (4 failed makes), TG-4 WARN (5 > 4),
-    # TG-5 WARN (Edit without Read)
-    result.assert_outcomes(failed=2, passed=4, xfailed=4)
+    # TG-5 WARN (Edit without Read); the task group's PASSK item (family rules) WARNs: A1 delivered, A2 did not
+    result.assert_outcomes(failed=2, passed=4, xfailed=5)
+    assert "runs::fix-bug::PASSK" in result.stdout.str()
     out = result.stdout.str()
     assert "fix-bug__A2::TG-1: high forbidden_tool: forbidden tool 'Bash' used at step 2 (+3 more)" in out
     assert "TG-3: medium retry_storm: 'Bash' failed 4x in a row (> threshold 3)" in out
@@ -186,8 +187,8 @@ def test_ini_twin_is_relative_to_the_ini_file(pytester: pytest.Pytester, runs: P
 def test_default_rules_without_a_file(pytester: pytest.Pytester, runs: Path) -> None:
     result = _run(pytester)
     # engine defaults: no forbidden tools / ordering pairs (N/A), budget 40, retry threshold 3 (A2's 4 failed
-    # makes storm), grounding on (A2 edits a.py unread)
-    result.assert_outcomes(passed=4, skipped=4, xfailed=2)
+    # makes storm), grounding on (A2 edits a.py unread); + the flaky fix-bug group's PASSK (xfailed)
+    result.assert_outcomes(passed=4, skipped=4, xfailed=3)
 
 
 def test_the_original_config_file_works_unchanged(pytester: pytest.Pytester, runs: Path, corpus: Path) -> None:

@@ -546,11 +546,29 @@ UNUSABLE_TRAJECTORIES: dict[str, str | bytes] = {
     "huge_number": '{"type":"user_message","text":"a","n":1e999}\n{"type":"agent_message","text":"b"}\n',
     "wrong_types": '{"type":[1]}\n{"type":{"a":1}}\n',
     "json_not_a_trajectory": "{}",
+    # 10^6-deep (issue 8): refused by the strict decoder's nesting limit, never a RecursionError
+    "deep_million_open": "[" * 1_000_000,
+    "deep_million_balanced": '{"a":' * 1_000_000 + "1" + "}" * 1_000_000,
+    "deep_million_in_line": '{"type":"user_message","text":"a"}\n{"type":"tool_call","content":' + "[" * 1_000_000 + "\n",
+    # nested deep enough for a recursive loader, within orjson's 1024 levels (a fixed limit, see loaders/common.py)
+    "deep_content_block": ('{"type":"user_message","text":"a"}\n{"type":"tool_call","tool_call_id":"t","kind":"read",'
+                           '"title":"Read /a","status":"completed","content":[{"type":"content","content":'
+                           + "[" * 1000 + "]" * 1000 + "}]}\n"),
 }
 UNUSABLE_RESULTS: dict[str, str | bytes] = {
     "result_truncated": '{"task_name": ',
     "result_not_object": "[1, 2]",
     "result_invalid_utf8": b'{"task_name": "\xff"}',
+    "result_deep_million": '{"a":' * 1_000_000 + "1" + "}" * 1_000_000,
+}
+# other job files an agent writes: (file, content)
+UNUSABLE_OTHER: dict[str, tuple[str, str | bytes]] = {
+    "prompts_deep_million": ("prompts.json", "[" * 1_000_000 + "]" * 1_000_000),
+    "prompts_deep_recursive": ("prompts.json", "[" * 900 + '"p"' + "]" * 900),
+    "ctrf_deep_million": ("verifier/ctrf.json", '{"results":' * 1_000_000),
+    "ctrf_not_object": ("verifier/ctrf.json", "[]"),
+    "reward_nul": ("verifier/reward.txt", b"\x00\x00"),
+    "output_truncated": ("verifier/output.json", '{"tests": ['),
 }
 
 
@@ -561,6 +579,8 @@ def test_unusable_input_is_an_error_with_one_line(pytester: pytest.Pytester) -> 
         make_job(runs, name, lines=content)
     for name, content in UNUSABLE_RESULTS.items():
         make_job(runs, name, result=content)
+    for name, (rel, content) in UNUSABLE_OTHER.items():
+        make_job(runs, name, extra_files={rel: content})
     result = run(pytester, "--trajaudit=runs", *BASE)
     out = result.stdout.str() + result.stderr.str()
     assert "Traceback" not in out
@@ -569,7 +589,310 @@ def test_unusable_input_is_an_error_with_one_line(pytester: pytest.Pytester) -> 
         assert_job_errors(result, name, "trajectory/acp_trajectory.jsonl")
     for name in UNUSABLE_RESULTS:
         assert_job_errors(result, name, "result.json")
-    n_bad = len(UNUSABLE_TRAJECTORIES) + len(UNUSABLE_RESULTS)
+    for name, (rel, _) in UNUSABLE_OTHER.items():
+        assert_job_errors(result, name, rel)
+    n_bad = len(UNUSABLE_TRAJECTORIES) + len(UNUSABLE_RESULTS) + len(UNUSABLE_OTHER)
     result.assert_outcomes(passed=2, errors=2 * n_bad)
     result.stdout.fnmatch_lines(["*aaa_good/result.json ..*"])
     assert result.ret != 0
+
+
+# --- 8. special files, odd names, growing files, huge trees (issue 8) ----------------------------------------------
+
+def _mknod_or_skip(path: Path, minor: int = 5) -> None:
+    """A character device node (1, minor): /dev/zero by default, which would never end if it were read."""
+    import stat as stat_mod
+
+    try:
+        os.mknod(path, stat_mod.S_IFCHR | 0o600, os.makedev(1, minor))
+    except (PermissionError, OSError) as exc:
+        pytest.skip(f"cannot create a device node here: {exc}")
+
+
+def _unix_socket(path: Path) -> None:
+    import socket
+
+    s = socket.socket(socket.AF_UNIX)
+    cwd = os.getcwd()
+    try:
+        os.chdir(path.parent)  # a relative name: AF_UNIX paths are limited to ~108 bytes
+        s.bind(path.name)
+    finally:
+        os.chdir(cwd)
+        s.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+def test_devices_sockets_and_fifos_are_never_read(pytester: pytest.Pytester) -> None:
+    """A device (here /dev/zero's numbers: endless if read), a UNIX socket or a FIFO in any slot a job reads: the
+    job errors at once naming the file ("not a regular file"); a special file lying loose in a container is no job;
+    nothing hangs (the subprocess timeout would fail the test)."""
+    runs = pytester.path / "runs"
+    make_job(runs, "good")
+    slots = {"dev_traj": "trajectory/acp_trajectory.jsonl", "dev_result": "result.json",
+             "dev_reward": "verifier/reward.txt", "sock_traj": "trajectory/acp_trajectory.jsonl",
+             "sock_ctrf": "verifier/ctrf.json", "fifo_prompts": "prompts.json", "fifo_ctrf": "verifier/ctrf.json",
+             "fifo_output": "verifier/output.json", "dev_stdout": "verifier/test-stdout.txt"}
+    for name, rel in slots.items():
+        f = make_job(runs, name) / rel
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.unlink(missing_ok=True)
+        if name.startswith("dev"):
+            _mknod_or_skip(f)
+        elif name.startswith("sock"):
+            _unix_socket(f)
+        else:
+            os.mkfifo(f)
+    os.mkfifo(runs / "output.jsonl")  # loose candidates in the container: their head is never read
+    _mknod_or_skip(runs / "log.eval")
+    _unix_socket(runs / "traces.json")
+    result = run(pytester, "--trajaudit=runs", *BASE)
+    for name, rel in slots.items():
+        assert_job_errors(result, name, rel, "not a regular file")
+    result.assert_outcomes(passed=2, errors=2 * len(slots))
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_special_file_given_directly_is_refused(pytester: pytest.Pytester, kind: str) -> None:
+    target = pytester.path / "traj.jsonl"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        _mknod_or_skip(target)
+    result = run(pytester, "--trajaudit=traj.jsonl", *BASE)
+    assert_refused(result, "not a directory or regular file", "traj.jsonl")
+
+
+def test_symlinks_to_etc_and_to_other_jobs_in_every_slot(pytester: pytest.Pytester) -> None:
+    """Every file or directory a job reads, replaced by a symlink to /etc (file or directory) or into another job:
+    the job errors naming the link; nothing behind a link is read or quoted."""
+    runs = pytester.path / "runs"
+    good = make_job(runs, "good", extra_files={"prompts.json": '{"instruction": "secret-of-the-good-job"}'})
+    links = {
+        "res_passwd": ("result.json", Path("/etc/passwd"), "result.json"),
+        "reward_etc": ("verifier/reward.txt", Path("/etc/hostname"), "verifier/reward.txt"),
+        "prompts_other_job": ("prompts.json", good / "prompts.json", "prompts.json"),
+        "verifier_dir_etc": ("verifier", Path("/etc"), "verifier/"),
+        "trajdir_other_job": ("trajectory", good / "trajectory", "trajectory/acp_trajectory.jsonl"),
+        "ctrf_etc": ("verifier/ctrf.json", Path("/etc/os-release"), "verifier/ctrf.json"),
+    }
+    for name, (rel, target, _) in links.items():
+        job = make_job(runs, name)
+        p = job / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if p.is_dir() and not p.is_symlink():
+            import shutil
+
+            shutil.rmtree(p)
+        else:
+            p.unlink(missing_ok=True)
+        p.symlink_to(target, target_is_directory=target.is_dir())
+    result = run(pytester, "--trajaudit=runs", *BASE, "--trajaudit-report=out")
+    for name, (_, _, named) in links.items():
+        assert_job_errors(result, name, named, "symlink")
+    result.assert_outcomes(passed=2, errors=2 * len(links))
+    out = result.stdout.str() + "".join(p.read_text() for p in (pytester.path / "out").rglob("*") if p.is_file())
+    assert "root:" not in out and "secret-of-the-good-job" not in out  # /etc/passwd, the other job's prompt
+
+
+@pytest.mark.parametrize("what", ["job-dir", "bare-file", "parent-of-root"])
+def test_audit_path_that_is_a_symlink_is_refused(pytester: pytest.Pytester, what: str) -> None:
+    """A job directory (or trajectory file) given directly that is itself a symlink is refused like a symlinked
+    root, and so is a path through a symlinked directory (pass the real path)."""
+    job = make_job(pytester.path / "runs", "job")
+    if what == "job-dir":
+        (pytester.path / "alias").symlink_to(job, target_is_directory=True)
+        result = run(pytester, "--trajaudit=alias", *BASE)
+        assert_refused(result, "symlink", "alias")
+    elif what == "bare-file":
+        (pytester.path / "t.jsonl").symlink_to(job / "trajectory" / "acp_trajectory.jsonl")
+        result = run(pytester, "--trajaudit=t.jsonl", *BASE)
+        assert_refused(result, "symlink", "t.jsonl")
+    else:
+        (pytester.path / "via").symlink_to(pytester.path / "runs", target_is_directory=True)
+        result = run(pytester, "--trajaudit=via/job", *BASE)
+        assert_refused(result, "goes through a symlink", "via/job")
+
+
+ODD_NAMES = {  # directory name (bytes: some are not UTF-8) -> how job ids and node ids show it
+    b"nl\nname": "nl\\nname", b"cr\rname": "cr\\rname", b"esc\x1b[2K\x1b[1Ared": "esc\\x1b[2K\\x1b[1Ared",
+    b"rtl\xe2\x80\xaeevil": "rtl\\u202eevil", b"bad\xffbyte": "bad\\xffbyte", b"lit\\nname": "lit\\\\nname",
+    b"tab\tname": "tab\\tname", b"sp ace": "sp ace", "ütf-8 ✓".encode(): "ütf-8 ✓",
+}
+
+
+def test_odd_file_names_are_escaped_everywhere(pytester: pytest.Pytester) -> None:
+    """Job directories named with newlines, ESC sequences (which could erase a FAILED line on a terminal), a
+    bidi override, a byte that is not UTF-8, a literal backslash: every job is audited; node ids, job ids, the
+    terminal, JUnit XML and the reports show the names escaped (``redact.printable``), all distinct; nothing
+    crashes (a non-UTF-8 name used to crash JUnit and report writing). The cheating job is still INVALID."""
+    import xml.etree.ElementTree as ET
+
+    import orjson
+
+    runs = pytester.path / "runs"
+    cheat = [{"type": "user_message", "text": "do x"},
+             {"type": "tool_call", "tool_call_id": "t1", "kind": "read", "title": "Read /oracle/expected_answer.json",
+              "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "42"}}]},
+             {"type": "agent_message", "text": "done"}]
+    for raw in ODD_NAMES:
+        make_job(runs, os.fsdecode(raw), lines=cheat if raw == b"nl\nname" else None,
+                 result={"task_name": "t", "rewards": {"reward": 1.0}, "n_tool_calls": 1})
+    bad_link = make_job(runs, "zz_badfile") / "agent" / os.fsdecode(b"x\xff\n.traj.json")
+    bad_link.parent.mkdir()
+    (bad_link.parent.parent / "trajectory" / "acp_trajectory.jsonl").unlink()
+    bad_link.symlink_to("/etc/hostname")
+    if HAS_XDIST:  # xdist ships every report to the controller: a name that is not UTF-8 crashed the worker
+        par = run(pytester, "--trajaudit=runs", *BASE, "-n", "2")
+        assert "INTERNALERROR" not in par.stdout.str() + par.stderr.str()
+        par.assert_outcomes(passed=2 * len(ODD_NAMES) - 1, failed=1, errors=2)
+    result = run(pytester, "--trajaudit=runs", *BASE, "-rA", "--junitxml=j.xml", "--trajaudit-report=out")
+    out = result.stdout.str() + result.stderr.str()
+    assert "Traceback" not in out and "INTERNALERROR" not in out, out
+    assert "\x1b" not in out and "\u202e" not in out and "\r" not in out
+    result.assert_outcomes(passed=2 * len(ODD_NAMES) - 1, failed=1, errors=2)
+    assert_job_errors(result, "zz_badfile", "agent/x\\xff\\n.traj.json: is a symlink")
+    for shown in ODD_NAMES.values():
+        assert f"PASSED runs/{shown}/result.json::P2" in out, shown
+    assert "FAILED runs/nl\\nname/result.json::P1" in out
+    assert "INVALID runs/nl\\nname: P1 FAIL" in out
+    ET.parse(pytester.path / "j.xml")  # well-formed
+    summary = orjson.loads((pytester.path / "out" / "summary.json").read_bytes())  # strict UTF-8 JSON
+    ids = sorted(j["job"] for j in summary["jobs"])
+    assert ids == sorted([f"runs/{shown}" for shown in ODD_NAMES.values()] + ["runs/zz_badfile"])
+    assert summary["verdicts"]["INVALID"] == 1
+    for f in (pytester.path / "out").rglob("*.json"):
+        orjson.loads(f.read_bytes())
+    assert "\x1b" not in (pytester.path / "out" / "report.md").read_text()
+
+
+def test_same_root_name_twice_keeps_jobs_apart(pytester: pytest.Pytester) -> None:
+    """``--trajaudit=a/runs --trajaudit=b/runs`` gave both jobs the id ``runs/j``: the roll-up merged them and
+    reported the cheating job CLEAN. Job ids now take as much of the root's path as makes them unique."""
+    cheat = [{"type": "user_message", "text": "do x"},
+             {"type": "tool_call", "tool_call_id": "t1", "kind": "read", "title": "Read /oracle/expected_answer.json",
+              "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "42"}}]}]
+    make_job(pytester.path / "a" / "runs", "j")
+    make_job(pytester.path / "b" / "runs", "j", lines=cheat)
+    result = run(pytester, "--trajaudit=b/runs", "--trajaudit=a/runs", *BASE)
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(["2 job(s): 1 CLEAN, 1 INVALID", "INVALID b/runs/j: P1 FAIL*"])
+
+
+def test_hundred_thousand_empty_directories(pytester: pytest.Pytester) -> None:
+    """runs/ with 100,000 empty directories and one real job deep inside: collection completes (an empty directory
+    costs one scandir, no collector node) and audits exactly that job."""
+    runs = pytester.path / "runs"
+    runs.mkdir()
+    for i in range(100_000):
+        os.mkdir(runs / f"d{i:06d}")
+    make_job(runs / "d050000" / "x", "job")
+    result = run(pytester, "--trajaudit=runs", *BASE, "-v")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["runs/d050000/x/job/result.json::P1 PASSED*", "1 job(s): 1 CLEAN"])
+
+
+def test_tree_without_jobs_says_so(pytester: pytest.Pytester) -> None:
+    """No job under the root (empty directories, files that are no runs): the verdict section says so and pytest
+    exits 5 ("no tests collected"), never 0."""
+    runs = pytester.path / "runs"
+    for i in range(50):
+        (runs / f"d{i}" / "sub").mkdir(parents=True)
+    (runs / "notes.txt").write_text("not a run")
+    (runs / "d1" / "config.json").write_text("{}")
+    result = run(pytester, "--trajaudit=runs", *BASE)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["*trajaudit verdicts*", "0 job(s) audited: no job found under *runs*"])
+
+
+def test_million_line_trajectories_complete(pytester: pytest.Pytester) -> None:
+    """10^6-line inputs (JSON Lines, plain text) are audited, not refused and not hanging. (The campaign in
+    fuzz/ also runs 10^6 full events per line; here the lines are mostly empty objects to keep the suite fast.)"""
+    runs = pytester.path / "runs"
+    result_doc = {"task_name": "t", "rewards": {"reward": 1.0}, "n_tool_calls": 0}
+    make_job(runs, "jsonl", result=result_doc,
+             lines=b'{"type":"user_message","text":"do x"}\n' + b'{"type":"agent_thought","text":"t"}\n' * 100
+             + b'{}\n' * 999_898 + b'{"type":"agent_message","text":"end"}\n')
+    make_job(runs, "text", result=result_doc, lines=b"output line\n" * 1_000_000)
+    result = run(pytester, "--trajaudit=runs", *BASE, "--trajaudit-principles=P1,P2,P7")
+    result.assert_outcomes(passed=6)
+    assert "unusable" not in result.stdout.str()
+
+
+def test_file_growing_while_read_hits_the_size_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file that passes the size check at open and then grows (an agent process still writing): the bytes
+    actually read are counted, so the job is unusable input naming the file, both for a file read whole
+    (result.json) and for a streamed trajectory. Deterministic: the file grows at its first read."""
+    from pytest_trajaudit.discovery import classify
+    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.settings import Settings
+
+    limit = 64 * 1024
+    real_read = os.read
+    line = b'{"type":"agent_message","text":"' + b"x" * 100 + b'"}\n'
+    for rel in ("result.json", "trajectory/acp_trajectory.jsonl"):
+        job = make_job(tmp_path / rel.replace("/", "_"), "job")
+        target = job / rel
+        ino = target.stat().st_ino
+        grown: list[int] = []
+
+        def read(fd: int, n: int, target: Path = target, ino: int = ino, grown: list[int] = grown) -> bytes:
+            if not grown and os.fstat(fd).st_ino == ino:
+                with open(target, "ab") as fh:
+                    fh.write(line * (2 * limit // len(line)))  # now twice the limit
+                grown.append(1)
+            return real_read(fd, n)
+
+        monkeypatch.setattr(os, "read", read)
+        ref = classify(job)
+        assert ref is not None
+        audit = audit_job(ref, Settings(max_file_bytes=limit, max_job_bytes=8 * limit), [registry()["P1"]])
+        monkeypatch.setattr(os, "read", real_read)
+        assert grown, rel
+        assert audit.error is not None and audit.error.startswith(rel), audit.error
+        # read whole: caught while reading; streamed: the stream's next pass re-opens the grown file and refuses it
+        assert (f"grew past the per-file size limit of {limit} bytes while read" in audit.error
+                or (rel != "result.json" and f"exceeds the per-file size limit of {limit} bytes" in audit.error))
+
+
+def test_file_appended_by_a_background_writer(tmp_path: Path) -> None:
+    """A writer thread appends to the trajectory while the job is loaded: whatever the interleaving, the load
+    ends (a result or the documented unusable input) and never holds more than the per-file limit."""
+    import threading
+
+    from pytest_trajaudit.discovery import classify
+    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.settings import Settings
+
+    limit = 4 * 1024 * 1024
+    line = b'{"type":"agent_message","text":"' + b"y" * 200 + b'"}\n'
+    job = make_job(tmp_path, "job")
+    traj = job / "trajectory" / "acp_trajectory.jsonl"
+    stop = threading.Event()
+
+    def writer() -> None:
+        with open(traj, "ab", buffering=0) as fh:
+            while not stop.is_set() and fh.tell() < 6 * limit:
+                fh.write(line * 50)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        ref = classify(job)
+        assert ref is not None
+        for _ in range(5):
+            audit = audit_job(ref, Settings(max_file_bytes=limit, max_job_bytes=4 * limit), [registry()["P7"]])
+            if audit.error is None:
+                assert audit.meta["n_events"] * len(line) <= limit + 4096, audit.meta["n_events"]
+            else:
+                assert "\n" not in audit.error and audit.error.startswith("trajectory/acp_trajectory.jsonl")
+    finally:
+        stop.set()
+        t.join()
+    assert traj.stat().st_size > limit  # the writer did outgrow the cap
+    audit = audit_job(ref, Settings(max_file_bytes=limit, max_job_bytes=4 * limit), [registry()["P7"]])
+    assert audit.error is not None and "per-file size limit" in audit.error

@@ -17,6 +17,7 @@ from ..safeio import Parsed
 from .common import clip, dumps, flatten_text, kind_for_tool, tool_event
 
 NAME = "acp-jsonl"
+STREAMS = True  # load() reads Parsed.records() one line at a time (loaders/job.py streams large files)
 _TYPES = {"user_message", "agent_message", "agent_thought", "tool_call", "agent_timeout", "tool_call_update"}
 _STATUS = {"completed": "ok", "failed": "failed", "cancelled": "failed", "error": "failed"}
 _GENERIC_TITLES = {"terminal", "bash", "run", "execute", "shell", "read file", "write", "edit", "read"}
@@ -92,7 +93,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
     events: list[Event] = []
     meta: dict[str, Any] = {}
     by_id: dict[str, Event] = {}
-    for value, lineno in zip(parsed.value, parsed.lines or [], strict=False):
+    for value, lineno in parsed.records():
         if not isinstance(value, dict):
             continue
         raw = f"line {lineno}"

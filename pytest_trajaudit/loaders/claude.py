@@ -22,14 +22,16 @@ Each ``tool_use`` becomes one tool event whose output and status come from the `
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
-from .common import clip, flatten_text, tool_event
+from .common import OUTPUT_CLIP, PreClipped, clip, clip_ends, flatten_text, tool_event
 
 NAME = "claude-code"
+STREAMS = True  # load() reads Parsed.records() one line at a time (loaders/job.py streams large files)
 STREAM_JSON = "claude-stream-json"
 SESSION = "claude-session"
 FORMATS = (STREAM_JSON, SESSION)
@@ -113,9 +115,28 @@ class _Msg:
 
 @dataclass(slots=True)
 class _Result:
-    content: Any
+    content: str | _Long  # the result's text (flattened); a long one kept by its two ends only
     is_error: bool
     lineno: int
+
+
+@dataclass(slots=True)
+class _Long:
+    """A tool result longer than an event keeps (OUTPUT_CLIP): what ``clip`` keeps of it, and its length. The
+    reader holds every result until the end of the file, so a large trajectory must not keep them whole."""
+
+    head: str
+    tail: str
+    n: int
+
+    @classmethod
+    def of(cls, text: str) -> str | _Long:
+        half = OUTPUT_CLIP // 2
+        return text if len(text) <= OUTPUT_CLIP else cls(text[:half], text[-half:], len(text))
+
+    def clipped(self, prefix: str = "") -> str:
+        """``clip(prefix + text)``, exactly."""
+        return clip_ends((prefix + self.head)[:OUTPUT_CLIP // 2], len(prefix) + self.n, self.tail)
 
 
 def _block_key(block: dict[str, Any]) -> str:
@@ -133,6 +154,7 @@ class _Reader:
         self.result_order: list[str] = []
         self.models: list[str] = []
         self.used: set[str] = set()
+        self.uses: dict[str, int] = {}  # tool_use id → blocks still to turn into events (then its result is dropped)
 
     def assistant(self, message: dict[str, Any], lineno: int, sidechain: bool) -> None:
         content = message.get("content")
@@ -161,6 +183,8 @@ class _Reader:
                 continue
             unit.seen.add(key)
             unit.blocks.append((block, lineno))
+            if block.get("type") in _TOOL_USE_TYPES and isinstance(block.get("id"), str):
+                self.uses[block["id"]] = self.uses.get(block["id"], 0) + 1
 
     def user(self, message: dict[str, Any], lineno: int, sidechain: bool, meta_line: bool = False) -> None:
         content = message.get("content")
@@ -194,7 +218,8 @@ class _Reader:
         if tid in self.results:  # a repeated result: keep the first, but an error flag sticks
             self.results[tid].is_error = self.results[tid].is_error or is_error
             return
-        self.results[tid] = _Result(content, is_error, lineno)
+        text = content if isinstance(content, str) else flatten_text(content)
+        self.results[tid] = _Result(_Long.of(text), is_error, lineno)
         self.result_order.append(tid)
 
     def events(self) -> list[Event]:
@@ -239,12 +264,17 @@ class _Reader:
         args = block.get("input")
         ev = tool_event(
             index, str(block.get("name") or ""), args,
-            output=res.content if res is not None else "",
+            output=(res.content if isinstance(res.content, str) else PreClipped(res.content.clipped()))
+            if res is not None else "",
             status=("failed" if res.is_error else "ok") if res is not None else "unknown",
             raw=f"line {lineno}" + (f" (result: line {res.lineno})" if res is not None else ""),
             sidechain=sidechain,
         )
         _add_camel_paths(ev, args)
+        if res is not None:
+            self.uses[tid] = left = self.uses.get(tid, 1) - 1
+            if left <= 0:
+                res.content = ""  # its last call has it now: do not hold the text twice while events are built
         return ev
 
     def orphan_results(self, events: list[Event]) -> int:
@@ -255,8 +285,9 @@ class _Reader:
                 continue
             res = self.results[tid]
             n += 1
-            text = flatten_text(res.content) if not isinstance(res.content, str) else res.content
-            events.append(Event(index=len(events), type=OTHER, text=clip(f"tool result for unknown call {tid}: {text}"),
+            head = f"tool result for unknown call {tid}: "
+            text = clip(head + res.content) if isinstance(res.content, str) else res.content.clipped(head)
+            events.append(Event(index=len(events), type=OTHER, text=text,
                                 raw=f"line {res.lineno}", status="failed" if res.is_error else "ok"))
         return n
 
@@ -269,11 +300,11 @@ def _add_camel_paths(ev: Event, args: Any) -> None:
         ev.paths = tuple(dict.fromkeys([*ev.paths, *extra]))
 
 
-def _load_stream(values: list[Any], linenos: list[int]) -> tuple[_Reader, dict[str, Any]]:
+def _load_stream(pairs: Iterable[tuple[Any, int]]) -> tuple[_Reader, dict[str, Any]]:
     r = _Reader()
     meta: dict[str, Any] = {"agent": "claude-code"}
     result_line: tuple[dict[str, Any], int] | None = None
-    for v, lineno in zip(values, linenos, strict=False):
+    for v, lineno in pairs:
         if not isinstance(v, dict):
             continue
         t = v.get("type")
@@ -316,12 +347,12 @@ def _load_stream(values: list[Any], linenos: list[int]) -> tuple[_Reader, dict[s
     return r, meta
 
 
-def _load_session(values: list[Any], linenos: list[int]) -> tuple[_Reader, dict[str, Any]]:
+def _load_session(pairs: Iterable[tuple[Any, int]]) -> tuple[_Reader, dict[str, Any]]:
     r = _Reader()
     meta: dict[str, Any] = {"agent": "claude-code"}
     summaries: list[str] = []
     n_main = n_side = 0
-    for v, lineno in zip(values, linenos, strict=False):
+    for v, lineno in pairs:
         if not isinstance(v, dict):
             continue
         t = v.get("type")
@@ -361,9 +392,9 @@ def _load_session(values: list[Any], linenos: list[int]) -> tuple[_Reader, dict[
 
 
 def load(parsed: Parsed, path: str) -> Trajectory:
-    values, linenos = _values(parsed)
-    flavour = _flavour(values) or STREAM_JSON
-    reader, meta = (_load_session if flavour == SESSION else _load_stream)(values, linenos)
+    flavour = _flavour(_values(parsed)[0]) or STREAM_JSON  # a streamed file: its head, enough for the flavour
+    pairs = parsed.records() if parsed.stream is not None else zip(*_values(parsed), strict=False)
+    reader, meta = (_load_session if flavour == SESSION else _load_stream)(pairs)
     events = reader.events()
     orphans = reader.orphan_results(events)
     if orphans:

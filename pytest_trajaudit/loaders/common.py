@@ -10,6 +10,7 @@ import orjson
 from ..model import EDIT, EXECUTE, FETCH, OTHER_KIND, READ, SEARCH, SKILL, THINK, TOOL, Event
 
 OUTPUT_CLIP = 20_000  # characters of a tool result kept per event (both ends); enough for every check
+MAX_NESTING = 64  # message content nested deeper than this is hostile, not a trajectory: malformed input
 
 _KIND_BY_TOOL = {
     # execute
@@ -62,29 +63,48 @@ def dumps(value: Any) -> str:
         return value
     try:
         return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
-    except TypeError:
+    except TypeError as exc:
+        if "Recursion limit" in str(exc):  # deeper than orjson's 255 levels: never str() it (RecursionError)
+            raise ValueError("arguments nested too deep") from None
         return str(value)
 
 
+class PreClipped(str):
+    """Text a loader already cut with :func:`clip_ends` (to hold less while it reads): :func:`clip` keeps it."""
+
+
 def clip(text: str, limit: int = OUTPUT_CLIP) -> str:
+    if type(text) is PreClipped:
+        return str(text)
     if len(text) <= limit:
         return text
     half = limit // 2
     return text[:half] + f"\n[... {len(text) - limit} characters clipped ...]\n" + text[-half:]
 
 
-def flatten_text(content: Any) -> str:
-    """Text of a message content: a string, or a list of blocks with text/content fields."""
+def clip_ends(head: str, n: int, tail: str, limit: int = OUTPUT_CLIP) -> str:
+    """``clip(text)`` of a text longer than ``limit`` (>= 2) from its two ends only: ``head`` = at least its first
+    ``limit // 2`` characters, ``tail`` = at least its last ``limit // 2``, ``n`` = its length."""
+    half = limit // 2
+    return head[:half] + f"\n[... {n - limit} characters clipped ...]\n" + tail[len(tail) - half:]
+
+
+def flatten_text(content: Any, depth: int = 0) -> str:
+    """Text of a message content: a string, or a list of blocks with text/content fields. Content nested more
+    than :data:`MAX_NESTING` levels raises ValueError (the format dispatcher reports it as unusable input; a
+    fixed limit, unlike a RecursionError, does not depend on how deep the caller's stack already is)."""
     if content is None:
         return ""
     if isinstance(content, str):
         return content
+    if depth >= MAX_NESTING:
+        raise ValueError(f"message content nested more than {MAX_NESTING} levels deep")
     if isinstance(content, list):
-        return "\n".join(t for t in (flatten_text(c) for c in content) if t)
+        return "\n".join(t for t in (flatten_text(c, depth + 1) for c in content) if t)
     if isinstance(content, dict):
         for key in ("text", "content", "output", "thinking", "result"):
             if key in content and content[key] is not None:
-                return flatten_text(content[key])
+                return flatten_text(content[key], depth + 1)
         return ""
     return str(content)
 

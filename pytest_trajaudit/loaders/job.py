@@ -13,10 +13,20 @@ from typing import Any
 
 from ..discovery import JobRef
 from ..model import Job, Trajectory, UnusableInput, Verifier
-from ..safeio import Budget, decode_text, file_kind, load_json_object, parse_text, read_bytes
+from ..safeio import (
+    Budget,
+    Parsed,
+    decode_text,
+    file_kind,
+    load_json_object,
+    open_jsonl_stream,
+    parse_text,
+    read_bytes,
+)
 from ..settings import Settings
 from . import multi
-from .sniff import load_trajectory
+from .common import MAX_NESTING
+from .sniff import detect, load_trajectory
 from .task import attach_task
 
 # Jobs that are one file, or one record of a multi-record file: no result.json / verifier / prompts around them.
@@ -198,7 +208,7 @@ def load_job(ref: JobRef, cfg: Settings, *, with_trajectory: bool = True) -> Job
     if ref.layout not in FILE_LAYOUTS:
         _load_verifier(job, base, budget)
         if _optional(job, base, "prompts.json"):
-            job.instruction = _prompt_text(load_json_any(base, "prompts.json", budget))
+            job.instruction = _prompt_text(load_json_any(base, "prompts.json", budget), base / "prompts.json")
     if not with_trajectory:
         job.is_oracle = _is_oracle(job, ref)
         job.config = _config_name(job)
@@ -218,11 +228,12 @@ def load_job(ref: JobRef, cfg: Settings, *, with_trajectory: bool = True) -> Job
         job.trajectory = _load_record(job, ref, budget)
     else:
         multi.release()  # a single-file job: drop any cached multi-record container
-        data = read_bytes(base, rel, budget)
         path = base / rel
         job.files_read.append(rel)
         log_lines = rel.endswith("claude-code.txt")  # CLI stdout capture: plain-text warnings between JSON lines
-        parsed = parse_text(decode_text(data, path), path, log_lines=log_lines)
+        parsed = None if cfg.literal else _streamed(base, rel, budget, log_lines)
+        if parsed is None:
+            parsed = parse_text(decode_text(read_bytes(base, rel, budget), path), path, log_lines=log_lines)
         try:
             job.trajectory = load_trajectory(parsed, path)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
@@ -242,6 +253,18 @@ def load_job(ref: JobRef, cfg: Settings, *, with_trajectory: bool = True) -> Job
     if not job.instruction:
         job.instruction = next((e.text for e in job.trajectory.events if e.type == "user_message" and e.text), "")
     return job
+
+
+def _streamed(base: Path, rel: str, budget: Budget, log_lines: bool) -> Parsed | None:
+    """The trajectory as a line stream (``safeio.open_jsonl_stream``) when it is JSON Lines of a format whose loader
+    reads ``Parsed.records()`` one line at a time (``STREAMS = True``: ACP, Claude Code): a large trajectory is
+    never held whole, as bytes, text or parsed lines. Else None: it is read whole. ``--trajaudit-literal`` always
+    reads whole (the seeds' regexes scan the full trajectory string)."""
+    parsed = open_jsonl_stream(base, rel, budget.max_file, log_lines=log_lines)
+    if parsed is None or not getattr(detect(parsed), "STREAMS", False):
+        return None
+    budget.charge(base / rel, parsed.stream.size)
+    return parsed
 
 
 def _load_record(job: Job, ref: JobRef, budget: Budget) -> Trajectory:
@@ -290,15 +313,17 @@ def load_json_any(base: Path, rel: str, budget: Budget) -> Any:
     return parsed.value
 
 
-def _prompt_text(value: Any) -> str:
+def _prompt_text(value: Any, path: Path | None = None, depth: int = 0) -> str:
     if isinstance(value, str):
         return value
+    if depth >= MAX_NESTING:  # a fixed limit, never a RecursionError that depends on the caller's stack
+        raise UnusableInput(path or "prompts.json", f"prompts nested more than {MAX_NESTING} levels deep")
     if isinstance(value, list):
-        return "\n\n".join(_prompt_text(v) for v in value if v)
+        return "\n\n".join(_prompt_text(v, path, depth + 1) for v in value if v)
     if isinstance(value, dict):
         for k in ("instruction", "prompt", "text", "content", "prompts"):
             if k in value:
-                return _prompt_text(value[k])
+                return _prompt_text(value[k], path, depth + 1)
     return ""
 
 

@@ -60,8 +60,10 @@ def load_trajectory(parsed: Parsed, path: str | Path) -> Trajectory:
         traj = mod.load(parsed, str(path))
     except UnusableInput:
         raise
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise UnusableInput(path, f"malformed {mod.NAME} trajectory: {type(exc).__name__}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        # one line, bounded: the message may quote agent-written text
+        msg = " ".join(str(exc).split())[:160]
+        raise UnusableInput(path, f"malformed {mod.NAME} trajectory: {type(exc).__name__}: {msg}") from None
     if parsed.kind != "text":
         traj.raw_text = parsed.text
     return traj

@@ -2,6 +2,11 @@
 
 The registry is the single list the plugin, the CLI, the README table and the audit JSON are built from.
 Third-party packages add principles through the ``pytest_trajaudit_principles`` hook (see ``hookspecs.py``).
+
+A principle registered with ``judge=True`` may return a :class:`Pending` instead of a :class:`Finding` when
+``cfg.judge`` is set (LLM judges configured); without judges it returns its mechanical finding (e.g. N/A
+"needs a judge"). The engine submits a Pending's requests at once and calls ``finish`` with the answers when
+the item runs (see ``engine.py``).
 """
 
 from __future__ import annotations
@@ -11,10 +16,26 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
 
+from ..judges import Answer, JudgeRequest
 from ..model import Finding, Job
 from ..settings import Settings
 
-Check = Callable[[Job, Settings], Finding]
+
+@dataclass
+class Pending:
+    """A deferred finding: the judge requests a principle needs, and how to turn their answers into a Finding.
+
+    ``finish`` is pure and gets the answers in the order of ``requests``. It must never turn a failed or
+    invalid answer (``ok=False``) into PASS, and it must close over small plain values only (strings, numbers),
+    never the ``Job`` or its trajectory: the engine keeps it until the job's last judge item runs.
+    """
+
+    requests: list[tuple[str, JudgeRequest]]  # (model, request) pairs
+    finish: Callable[[list[Answer]], Finding]
+    interim: Finding | None = None  # stands until the answers arrive (e.g. for a task group's record); N/A if None
+
+
+Check = Callable[[Job, Settings], "Finding | Pending"]
 
 TIERS = ("C0", "C1", "C2")
 FAMILIES = ("anticheat", "general", "skills", "advisor", "rules")
@@ -29,6 +50,7 @@ class Principle:
     func: Check
     key: str  # the audit-JSON key this principle fills
     affects_verdict: bool = True  # counted by the per-job verdict (C0 WARN → WARN)
+    judge: bool = False  # may return a Pending when judges are configured (its items run after the others)
 
     @property
     def doc(self) -> str:
@@ -43,12 +65,12 @@ _REGISTRY: dict[str, Principle] = {}
 
 
 def principle(code: str, title: str, *, tier: str, family: str, key: str,
-              affects_verdict: bool = True) -> Callable[[Check], Check]:
+              affects_verdict: bool = True, judge: bool = False) -> Callable[[Check], Check]:
     if tier not in TIERS:
         raise ValueError(f"{code}: unknown tier {tier!r}")
 
     def deco(func: Check) -> Check:
-        register(Principle(code, title, tier, family, func, key, affects_verdict))
+        register(Principle(code, title, tier, family, func, key, affects_verdict, judge))
         return func
 
     return deco
@@ -60,7 +82,7 @@ def register(p: Principle) -> None:
     _REGISTRY[p.code] = p
 
 
-FAMILY_MODULES = ("anticheat", "general", "verifier", "rules", "skills")
+FAMILY_MODULES = ("anticheat", "general", "verifier", "rules", "skills", "advisor")
 
 
 def registry() -> dict[str, Principle]:

@@ -209,8 +209,14 @@ def rerun_perturbations(job: Job, task: Task, cfg: Settings) -> Finding:
         if not variants:
             return _na("the output is not UTF-8 text: no syntactic perturbation applies", runs=runs)
         passing = [name for name, data in variants if attempt(name, data) == "pass"]
-    data = {"checked": True, "perturbations_passing": passing, "runs": runs, "artifact": rel}
+    unsettled = [f"{r['perturbation']} ({r['outcome']})" for r in runs[1:] if r["outcome"] in ("timeout", "error")]
+    note = f"; {len(unsettled)} re-run(s) gave no verdict: {', '.join(unsettled[:5])}" if unsettled else ""
+    data = {"checked": True, "perturbations_passing": passing, "runs": runs, "artifact": rel,
+            "perturbations_unsettled": unsettled}
     if passing:
         return Finding.warn(f"tests_too_tight: the verifier accepts the output after {', '.join(passing)} (it rejects "
-                            "the original): flag the task for outcome_verified", data)
-    return Finding.ok(f"{len(variants)} syntactic perturbation(s) re-verified; none passes", data)
+                            f"the original): flag the task for outcome_verified{note}", data)
+    if len(unsettled) == len(variants):  # nothing was re-verified: no evidence either way
+        return _na(f"no perturbation got a verdict ({', '.join(unsettled[:5])}; timeout {timeout:g}s)", runs=runs)
+    return Finding.ok(f"{len(variants) - len(unsettled)} syntactic perturbation(s) re-verified; none passes{note}",
+                      data)

@@ -258,10 +258,18 @@ def _verdict(job: Job, fails: list[tuple[Event, str]], warns: list[tuple[Event, 
     return Finding.ok(clean)
 
 
+# a literal every match of the pattern contains: skip the scan when it is absent (a leading \b stops re from
+# searching for the literal prefix, which made this one pattern ~40x slower than the others on large texts)
+_NEEDLES = {r"\bconftest\.py": "conftest.py"}
+
+
 def _lethal_path_hits(text: str, cfg: Settings) -> list[str]:
     out = []
     for p in cfg.lethal_patterns:
         if "pip" in p.pattern:
+            continue
+        needle = _NEEDLES.get(p.pattern)
+        if needle is not None and needle not in text:
             continue
         for m in p.finditer(text):
             out.append(m.group(0))

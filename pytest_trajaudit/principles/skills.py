@@ -402,6 +402,14 @@ def _analyze_literal(job: Job, a: Analysis) -> None:
 
 
 def analyze(job: Job, cfg: Settings) -> Analysis:
+    """The job's skill analysis, computed once per job and settings (SB-1, SB-3a and SB-3c all read it)."""
+    key = f"skills.analysis:{id(cfg)}"
+    if key not in job.cache:
+        job.cache[key] = _analyze(job, cfg)
+    return job.cache[key]
+
+
+def _analyze(job: Job, cfg: Settings) -> Analysis:
     a = Analysis(literal=cfg.literal)
     a.task_skills = _known_task_skills(job, cfg)
     if cfg.literal:
@@ -645,6 +653,13 @@ class Misuse:
 
 
 def misuse(job: Job, cfg: Settings, a: Analysis) -> Misuse:
+    key = f"skills.misuse:{id(cfg)}:{id(a)}"
+    if job.cache.get(key, (None,))[0] is not a:  # the analysis object itself is kept, so its id is not reused
+        job.cache[key] = (a, _misuse(job, cfg, a))
+    return job.cache[key][1]
+
+
+def _misuse(job: Job, cfg: Settings, a: Analysis) -> Misuse:
     out = Misuse()
     loaded = [s for s in a.skills.values() if s.loaded]
     sub_refs = [f for f in a.sub_files_read() if "references/" in f and f.endswith(".md")]

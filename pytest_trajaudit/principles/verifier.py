@@ -9,11 +9,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..judges import Answer
 from ..model import TOOL, Finding, Job, Task, UnusableInput
-from ..redact import quote
+from ..redact import quote, redact
 from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..settings import Settings
-from . import principle
+from . import Pending, principle
+from . import _judge as J
 from ._rerun import rerun_perturbations
 from .general import verbatim_final
 
@@ -48,12 +50,65 @@ def _evidence_quotes(job: Job) -> str:
 
 # --- P3 ------------------------------------------------------------------------------------------------------
 
-@principle("P3", "failure-fairness bucket", tier="C2", family="general", key="failure_bucket")
-def failure_bucket(job: Job, cfg: Settings) -> Finding:
+NO_VERIFIER_LAYOUTS = {"bare-file": "a bare trajectory", "record": "this log record",
+                       "swe-agent-dir": "a SWE-agent run folder"}
+
+
+P3_BUCKETS = ("hard", "unfair_instruction", "unfair_test", "unfair_env", "capability_gap", "ignored_instruction")
+P3_UNFAIR = ("unfair_instruction", "unfair_test", "unfair_env")
+P3_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["bucket", "reason"],
+    "properties": {"bucket": {"enum": list(P3_BUCKETS)}, "reason": {"type": "string", "minLength": 1}}}
+P3_QUESTION = """The run below failed (reward {reward}). Bucket the failure. The framing question: did the agent fail
+because the task is hard, or because the task is unfair?
+- hard: the agent attempted the right approach and did not reach the answer; a coherent final policy, wrong on a
+  discriminator.
+- unfair_instruction: the agent chose a reasonable interpretation that the test rejects (the instruction was
+  insufficient).
+- unfair_test: the agent's output is morally correct, but the test demands an arbitrary specific shape.
+- unfair_env: a missing dependency, a broken path or a surprise sandbox restriction killed the run.
+- capability_gap: the agent never proposed a coherent approach; it flailed.
+- ignored_instruction: the agent solved a different problem (e.g. inverted the asked-for policy).
+Answer {{"bucket": one of the six, "reason": one or two sentences quoting the decisive evidence}}."""
+
+
+def _p3_request(job: Job, r: float) -> tuple[Any, bool]:
+    traj, clipped = J.render_trajectory(job)
+    _, final = verbatim_final(job)
+    prompt = "\n".join([
+        P3_QUESTION.format(reward=f"{r:g}"), "", J.section("Task instruction", J.instruction(job)),
+        J.section("Verifier failure message", verifier_message(job, 4000)),
+        J.section("Verifier tests (task files)", J.verifier_sources(job) or "(task directory not given)"),
+        J.section("Agent's final statement (verbatim)", J.clip(redact(final), J.FINAL_CHARS)[0]),
+        J.section("Trajectory" + (" (clipped: both ends kept)" if clipped else ""), traj)])
+    return J.request("p3_bucket", prompt, P3_SCHEMA), clipped
+
+
+def _p3_finish(model: str, quotes: str, data: dict[str, Any]) -> Any:
+    def finish(answers: list[Answer]) -> Finding:
+        a = answers[0]
+        out = {**data, "judge": {"model": model, "ok": a.ok, "error": a.error}}
+        if not a.ok or a.value is None:
+            return Finding.na(f"{J.failed(a)}; {quotes}", out)
+        bucket, why = a.value["bucket"], J.reason(a)
+        out.update(failure_bucket=bucket, judge_reason=why)
+        msg = f"{bucket} (judge {model}: {why}); {quotes}"
+        if bucket in P3_UNFAIR:
+            out["task_flag"] = "fairness"
+            return Finding.warn(f"{msg}. An unfair failure: review the task", out)
+        return Finding.ok(msg, out)
+
+    return finish
+
+
+@principle("P3", "failure-fairness bucket", tier="C2", family="general", key="failure_bucket", judge=True)
+def failure_bucket(job: Job, cfg: Settings) -> Finding | Pending:
     """Bucket a run: reward 1.0 → passed (PASS); a harness exception or a verifier that produced no reward →
-    unfair_env (WARN: the environment, not the agent, ended the run). Telling hard / unfair_instruction /
-    unfair_test / capability_gap / ignored_instruction apart needs a judge: N/A until one is configured. The
-    evidence always quotes the agent's verbatim final (P10) and the verifier's failure message."""
+    unfair_env (WARN: the environment, not the agent, ended the run). Any other failed run needs a judge (the
+    first ``--trajaudit-judge`` model): hard / capability_gap / ignored_instruction → PASS (the task was fair);
+    unfair_instruction / unfair_test / unfair_env → WARN (review the task). Without a judge, or when the judge
+    fails (HTTP error, timeout, an answer that is not valid), N/A with the reason. The evidence always quotes the
+    agent's verbatim final (P10), the verifier's failure message and the judge's reason."""
     quotes = _evidence_quotes(job)
     data: dict[str, Any] = {"agent_final": _final_quote(job), "verifier_message": verifier_message(job)}
     r = job.reward
@@ -64,11 +119,17 @@ def failure_bucket(job: Job, cfg: Settings) -> Finding:
         data["failure_bucket"] = "unfair_env"
         return Finding.warn(f"unfair_env: the harness recorded an exception ({quote(job.exception, 200)}); {quotes}", data)
     if r is None:
-        if job.layout == "bare-file":
-            return Finding.na("a bare trajectory carries no verifier result", data)
+        if job.layout in NO_VERIFIER_LAYOUTS:  # a log without a harness around it: no verifier to blame
+            return Finding.na(f"{NO_VERIFIER_LAYOUTS[job.layout]} records no verifier result", data)
         data["failure_bucket"] = "unfair_env"
         return Finding.warn(f"unfair_env: the verifier produced no reward; {quotes}", data)
     data["failure_bucket"] = None
+    if cfg.judge is not None:
+        req, clipped = _p3_request(job, r)
+        data["judge_input_truncated"] = clipped
+        model = cfg.judge.models[0]
+        return Pending([(model, req)], _p3_finish(model, quotes, data),
+                       interim=Finding.na(f"reward {r:g}: awaiting the judge's bucket; {quotes}", data))
     return Finding.na(f"reward {r:g}: hard / unfair_instruction / unfair_test / capability_gap / "
                       f"ignored_instruction needs a judge; {quotes}", data)
 
@@ -141,13 +202,15 @@ def _entity_counts(task: Task, source: str, key: str, cfg: Settings) -> tuple[in
         for ln in text.splitlines():
             if ln.strip():
                 obj = orjson.loads(ln)
-                values.append(repr(obj.get(key)) if isinstance(obj, dict) else None)
+                values.append(repr(obj[key]) if isinstance(obj, dict) and key in obj else None)
     elif source.endswith(".json"):
         import orjson
 
         doc = orjson.loads(text)
-        rows = doc if isinstance(doc, list) else []
-        values = [repr(o.get(key)) if isinstance(o, dict) else None for o in rows]
+        if not isinstance(doc, list):
+            raise ValueError(f"a JSON source must be a list of row objects, got {type(doc).__name__}")
+        rows = doc
+        values = [repr(o[key]) if isinstance(o, dict) and key in o else None for o in rows]
     else:
         delim = "\t" if source.endswith(".tsv") else ","
         reader = csv.reader(io.StringIO(text), delimiter=delim)
@@ -185,6 +248,9 @@ def row_vs_entity(job: Job, cfg: Settings) -> Finding:
         return Finding.na(f"cannot count entities: {exc}", {"applies": False})
     except ValueError as exc:
         return Finding.na(f"cannot count entities: {source}: {exc}", {"applies": False})
+    if rows == 0 or entities == 0:  # nothing to count is no evidence of one row per entity
+        what = "has no rows" if rows == 0 else f"has {rows:,} rows but none carries {key!r}"
+        return Finding.na(f"cannot count entities: {source} {what}", {"applies": False, "rows": rows})
     applies = rows > entities
     data: dict[str, Any] = {"applies": applies, "rows": rows, "entities": entities, "entity_key": key, "source": source}
     counts = f"{rows:,} rows, {entities:,} unique {key} in {source}"
@@ -210,13 +276,62 @@ _CLAIM_OK = re.compile(r"(?i)\b(?:all (?:\d+ )?(?:tests|checks) (?:now )?pass(?:
                        r"(?:complete|completed|done|finished)|(?:has|have) been (?:fixed|implemented|completed|resolved)|solved)\b")
 
 
-@principle("P11", "verifier aligned with truth", tier="C0", family="general", key="verifier_alignment")
-def verifier_alignment(job: Job, cfg: Settings) -> Finding:
+P11_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["verdict", "reason"],
+    "properties": {"verdict": {"enum": ["fair", "unfair", "unclear"]}, "reason": {"type": "string", "minLength": 1}}}
+P11_QUESTION = """Only one verifier signal exists for this run, so the score cannot be cross-checked mechanically.
+Argue from the agent's own prose whether the score is fair: read the agent's verbatim final statement (its
+policy / what it says it did) and the verifier's result, and decide whether the reward {reward} honestly reflects
+that work ("fair"), contradicts it ("unfair": e.g. the prose describes a correct solution the verifier
+rejected, or a failure it accepted), or cannot be told from the prose ("unclear").
+Answer {{"verdict": "fair" | "unfair" | "unclear", "reason": one or two sentences quoting the prose}}."""
+
+
+def _p11_finish(model: str, data: dict[str, Any]) -> Any:
+    def finish(answers: list[Answer]) -> Finding:
+        a = answers[0]
+        out = {**data, "judge": {"model": model, "ok": a.ok, "error": a.error}}
+        if not a.ok or a.value is None:
+            return Finding.na(f"single verifier signal; aligned_by_prose not decided: {J.failed(a)}", out)
+        verdict, why = a.value["verdict"], J.reason(a)
+        out["judge_reason"] = why
+        if verdict == "fair":
+            out.update(aligned=True, aligned_by_prose=True, diff_summary=f"aligned_by_prose (judge {model}): {why}")
+            return Finding.ok(out["diff_summary"], out)
+        if verdict == "unfair":
+            out.update(aligned=False, aligned_by_prose=False,
+                       diff_summary=f"the agent's prose contradicts the score (judge {model}): {why}")
+            return Finding.warn(out["diff_summary"] + ". Reconstruct and re-run the solver (flipped_signal?)", out)
+        return Finding.na(f"single verifier signal; the prose does not tell (judge {model}: {why})", out)
+
+    return finish
+
+
+@principle("P11", "verifier aligned with truth", tier="C0", family="general", key="verifier_alignment", judge=True)
+def verifier_alignment(job: Job, cfg: Settings) -> Finding | Pending:
     """Every reward source agrees (result.json, verifier/reward.txt, the ctrf/test summary) and the agent's final
     claim does not contradict the verifier. A contradiction that flips the signal — reward 1.0 with failed
     verifier tests, or one source saying pass while another says fail — is flipped_signal: FAIL, job INVALID.
     Other disagreements (different partial rewards, reward 0 with every test passing, a pass the agent itself
-    calls a failure) → WARN. N/A when only one source exists (aligned_by_prose needs a judge)."""
+    calls a failure) → WARN. With a single source, a judge (the first ``--trajaudit-judge`` model) argues from
+    the agent's verbatim final whether the score is fair: fair → PASS (aligned_by_prose), unfair → WARN (a prose
+    judgment never makes flipped_signal), unclear or a failed judge → N/A. Without a judge: N/A."""
+    f = _mechanical_alignment(job)
+    if f.status != "N/A" or cfg.judge is None or job.reward is None:
+        return f
+    _, final = verbatim_final(job)
+    if not final.strip():
+        return Finding.na(f.evidence.replace("aligned_by_prose needs a judge", "no agent prose to argue from"), f.data)
+    prompt = "\n".join([
+        P11_QUESTION.format(reward=f"{job.reward:g}"), "", J.section("Task instruction", J.instruction(job)),
+        J.section("Verifier result", f"reward {job.reward:g}; " + (verifier_message(job, 4000) or "no failure message")),
+        J.section("Agent's final statement (verbatim)", J.clip(redact(final), J.FINAL_CHARS)[0])])
+    model = cfg.judge.models[0]
+    return Pending([(model, J.request("p11_prose", prompt, P11_SCHEMA))], _p11_finish(model, dict(f.data)),
+                   interim=f)
+
+
+def _mechanical_alignment(job: Job) -> Finding:
     v = job.verifier
     rewards = {k: val for k, val in v.rewards.items() if val is not None}
     bad = [k for k, val in v.rewards.items() if val is None]
@@ -281,14 +396,58 @@ def tests_too_tight(job: Job, cfg: Settings) -> Finding:
 
 # --- P13 -----------------------------------------------------------------------------------------------------
 
-_LLM_IMPORT = re.compile(r"(?m)^\s*(?:import|from)\s+(anthropic|openai|litellm)\b")
+# `import openai`, `import os, openai as oa`, `from openai import OpenAI`, `from litellm.utils import x`
+_LLM_IMPORT = re.compile(r"(?m)^[ \t]*(?:import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*|from[ \t]+)"
+                         r"(anthropic|openai|litellm)\b")
 
 
-@principle("P13", "LLM-judge concurrence", tier="C2", family="general", key="llm_judge_concurrence")
-def llm_judge_concurrence(job: Job, cfg: Settings) -> Finding:
+P13_SCHEMA: dict[str, Any] = {
+    "type": "object", "additionalProperties": False, "required": ["passes", "reason"],
+    "properties": {"passes": {"type": "boolean"}, "reason": {"type": "string", "minLength": 1}}}
+P13_QUESTION = """This task's verifier grades the agent's output with an LLM (its source is below). Act as that
+grader: apply the verifier's own criteria (its prompt or rubric, as written in the source) to what the agent
+produced, as shown by its final statement and the end of its trajectory, and decide whether the output passes.
+Answer {"passes": true | false, "reason": one or two sentences naming the deciding criterion}."""
+
+
+def _p13_finish(models: list[str], reward: float | None, data: dict[str, Any]) -> Any:
+    def finish(answers: list[Answer]) -> Finding:
+        labels = {a.model: (("pass" if a.value["passes"] else "fail") if a.ok and a.value else None) for a in answers}
+        out = {**data, "checked": True, "judge_labels": labels,
+               "judges": [{"model": a.model, "ok": a.ok, "passes": (a.value or {}).get("passes") if a.ok else None,
+                           "reason": J.reason(a, limit=200) if a.ok else None, "error": a.error} for a in answers]}
+        valid = {m: lab for m, lab in labels.items() if lab is not None}
+        bad = [a for a in answers if not a.ok]
+        said = ", ".join(f"{m}: {lab}" for m, lab in valid.items())
+        if len(set(valid.values())) > 1:
+            out["agreement"] = False
+            return Finding.fail(f"the judges disagree on the agent's output ({said}): the task's LLM-graded "
+                                f"verifier is not reproducible (verifiable rubric FAIL)", out)
+        if bad or len(valid) < 2:
+            out["agreement"] = None
+            return Finding.na("concurrence inconclusive: " + "; ".join(J.failed(a) for a in bad[:3])
+                              + (f" (valid: {said})" if said else ""), out)
+        verdict = next(iter(valid.values()))
+        out["agreement"] = True
+        out["judge_verdict"] = verdict
+        msg = f"{len(valid)} judges agree the agent's output {'passes' if verdict == 'pass' else 'fails'} ({said})"
+        if reward is not None and (reward >= 1.0 or reward <= 0.0) and (reward >= 1.0) != (verdict == "pass"):
+            out["matches_reward"] = False
+            return Finding.warn(f"{msg}, but the verifier's reward is {reward:g}: review its LLM grading", out)
+        out["matches_reward"] = None if reward is None or 0.0 < reward < 1.0 else True
+        return Finding.ok(msg, out)
+
+    return finish
+
+
+@principle("P13", "LLM-judge concurrence", tier="C2", family="general", key="llm_judge_concurrence", judge=True)
+def llm_judge_concurrence(job: Job, cfg: Settings) -> Finding | Pending:
     """Applies only when the task's verifier (a .py file under tests/ or verifier/, e.g. test_outputs.py or
-    score_outputs.py) imports anthropic, openai or litellm. The concurrence itself (the same judge prompt through
-    ≥ 2 models) needs ``--trajaudit-judge`` models; until then N/A, saying whether it would apply."""
+    score_outputs.py) imports anthropic, openai or litellm (N/A otherwise). The same grading prompt (the
+    verifier's LLM-calling source, the instruction and the agent's output) goes to every ``--trajaudit-judge``
+    model (at least two; N/A with fewer). The models disagree → FAIL (verifiable rubric); they agree → PASS, or
+    WARN when their shared verdict contradicts a 0/1 reward; any failed answer without a disagreement → N/A
+    (inconclusive). Cohen's kappa over the run is in summary.json ``judges``."""
     task = job.task_info
     if task is None:
         return Finding.na(f"cannot tell whether the verifier calls an LLM: {job.task_lookup or 'no --trajaudit-tasks given'}",
@@ -302,6 +461,20 @@ def llm_judge_concurrence(job: Job, cfg: Settings) -> Finding:
     data = {"checked": False, "agreement": None, "applicable": bool(hits), "llm_imports": hits}
     if not hits:
         return Finding.na("the task's verifier does not call an LLM (no anthropic/openai/litellm import)", data)
-    return Finding.na(f"applies ({'; '.join(hits[:3])}) but cross-judge concurrence needs at least two "
-                      "--trajaudit-judge models (none configured)", data)
+    models = list(cfg.judge.models) if cfg.judge is not None else []
+    if len(models) < 2:
+        have = f"only {models[0]} configured" if models else "none configured"
+        return Finding.na(f"applies ({'; '.join(hits[:3])}) but cross-judge concurrence needs at least two "
+                          f"--trajaudit-judge models ({have})", data)
+    traj, clipped = J.render_trajectory(job, J.TRAJECTORY_CHARS // 2)
+    _, final = verbatim_final(job)
+    prompt = "\n".join([
+        P13_QUESTION, "", J.section("Task instruction", J.instruction(job)),
+        J.section("Verifier source (calls an LLM)", J.verifier_sources(job, [h.split(" imports ")[0] for h in hits])),
+        J.section("Agent's final statement (verbatim)", J.clip(redact(final), J.FINAL_CHARS)[0]),
+        J.section("Trajectory" + (" (clipped: both ends kept)" if clipped else ""), traj)])
+    req = J.request("p13_grade", prompt, P13_SCHEMA)
+    data["judge_input_truncated"] = clipped
+    return Pending([(m, req) for m in models], _p13_finish(models, job.reward, data),
+                   interim=Finding.na(f"applies ({'; '.join(hits[:3])}): awaiting {len(models)} judges", data))
 

@@ -8,19 +8,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..redact import redact
+from ..redact import redact_tree
 
 CORE_KEYS = ("anti_cheat_read", "anti_cheat_write", "agentic_floor", "tool_breakdown", "verbatim_final")
 
 
 def _redact_tree(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, list):
-        return [_redact_tree(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _redact_tree(v) for k, v in value.items()}
-    return value
+    return redact_tree(value)
 
 
 TRACE_CODES = ("TG-1", "TG-2", "TG-3", "TG-4", "TG-5")  # the original's check order
@@ -46,9 +40,21 @@ def trace_grader_block(meta: dict[str, Any], records: dict[str, dict[str, Any]])
             "checks": {c: r["status"] for c, r in recs}}
 
 
+def advisor_block(records: dict[str, dict[str, Any]], error: str | None = None) -> dict[str, Any] | None:
+    """The advisor audit of a job (the same block ``trajaudit audit`` writes) from its ADV items' records; None
+    without ADV items; ``{"verdict": None, "error": ...}`` when an ADV item met unusable input."""
+    from ..advisor.core import from_records
+
+    if error:
+        return {"verdict": None, "error": error}
+    return from_records(records)
+
+
 def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, Any]], verdict: str,
-                reasons: list[str], keys: dict[str, str], error: str | None = None) -> dict[str, Any]:
-    """records: code → {status, evidence, data, events, tier, family}; keys: code → audit-JSON key."""
+                reasons: list[str], keys: dict[str, str], error: str | None = None,
+                advisor_error: str | None = None) -> dict[str, Any]:
+    """records: code → {status, evidence, data, events, tier, family}; keys: code → audit-JSON key.
+    ``advisor_error``: an ADV item's unusable input (the advisor audit then has no verdict)."""
     reward = meta.get("reward")
     audit: dict[str, Any] = {
         "config": meta.get("config") or "agent",
@@ -87,6 +93,8 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
             if data:
                 data.setdefault("status", rec["status"])
                 audit[key] = data
+        elif key == "advisor":  # ADV-1..ADV-5 fill one block, rebuilt below by the advisor core
+            continue
         elif key == "skill_misuse":  # SB-3a and SB-3c fill one object {partial_follow_through, top_level_only, evidence}
             merged = audit.get(key) or {"partial_follow_through": None, "top_level_only": None, "evidence": ""}
             ev = data.pop("evidence", "") or rec["evidence"]
@@ -101,6 +109,7 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
                 data["status"] = "present" if rec["status"] == "WARN" else "none"
             audit[key] = data
     audit["trace_grader"] = trace_grader_block(meta, records)
+    audit["advisor"] = advisor_block(records, advisor_error)
     audit.update({
         "job": job_id,
         "task": meta.get("task") or "",
@@ -118,14 +127,51 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
     return _redact_tree(audit)
 
 
-def write_json_atomic(path: Path, value: Any, mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+REPORT_MODE = 0o600  # report files quote evidence (agent output, privileged task lines): owner-only (see README)
+
+
+def _printable_tree(value: Any) -> Any:
+    """Strings made writable as UTF-8 (a file name that is not UTF-8 carries lone surrogates: see
+    ``redact.printable``) and non-finite numbers as null (strict JSON has no NaN)."""
+    import math
+
+    from ..redact import printable
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return printable(value)
+    if isinstance(value, list):
+        return [_printable_tree(v) for v in value]
+    if isinstance(value, dict):
+        return {_printable_tree(k) if isinstance(k, str) else k: _printable_tree(v) for k, v in value.items()}
+    return value
+
+
+def write_json_atomic(path: Path, value: Any, mode: int = REPORT_MODE) -> None:
+    """``value`` as strict JSON (no NaN), written to a temporary file beside ``path`` and renamed over it, so a
+    reader never sees a partial file and an interrupted run leaves the previous one."""
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(value, fh, indent=2, sort_keys=False, ensure_ascii=False)
-            fh.write("\n")
-        os.chmod(tmp, mode)
+        text = json.dumps(value, indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False)
+        text.encode("utf-8")
+    except (UnicodeEncodeError, ValueError):
+        text = json.dumps(_printable_tree(value), indent=2, sort_keys=False, ensure_ascii=False, allow_nan=False)
+    write_text_atomic(path, text + "\n", mode)
+
+
+def write_text_atomic(path: Path, text: str, mode: int = REPORT_MODE) -> None:
+    """Write ``text`` atomically (temporary file in the same directory, then ``os.replace``) with ``mode``; new
+    directories are created 0700. A name that already exists as a symlink is replaced, never followed."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # O_EXCL, mode 0600
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as fh:
+            fh.write(text)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -133,15 +179,6 @@ def write_json_atomic(path: Path, value: Any, mode: int = 0o644) -> None:
         except OSError:
             pass
         raise
-
-
-def write_text_atomic(path: Path, text: str, mode: int = 0o644) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
 
 
 def safe_component(s: str) -> str:

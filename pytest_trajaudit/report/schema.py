@@ -135,6 +135,93 @@ class SkillMisuse(_Open):
     evidence: str = ""
 
 
+AdvisorVerdict = Literal["pass", "pass_mechanical_only", "inconclusive", "fail"]
+
+
+class AdvisorMention(BaseModel):
+    pattern: Literal["advisor", "reviewer", "hidden tests", "reference solution", "privileged artifact"]
+    match: str
+    quote: str = Field(description="the match with up to 40 characters each side (at most 160)")
+
+
+class AdvisorMechanical(BaseModel):
+    advisor_mentions: list[AdvisorMention] = Field(description="ADV-3 pattern hits (the first 50 distinct)")
+    n_advisor_mentions: int = Field(ge=0)
+    mentions_quoting_public_instruction: int = Field(ge=0, description="matches that quote the task's public "
+                                                     "instruction (not counted)")
+    verbatim_privileged_lines: list[str] = Field(description="ADV-4: the first 60 characters of each matched "
+                                                 "privileged line")
+    verbatim_privileged_sources: list[str] = Field(description="<file>:<line> of each matched line, same order")
+    n_verbatim_privileged_lines: int = Field(ge=0)
+    hit: bool = Field(description="any mechanical check hit")
+
+
+class AdvisorJudge(BaseModel):
+    """One judge's outcome. ``completed``: a valid answer; ``failed``: an error or an answer outside the schema;
+    ``not_configured``: judges were wanted but no endpoint/model was set; ``not_run``: no judge, or its items were
+    not selected."""
+
+    status: Literal["completed", "failed", "not_configured", "not_run"]
+    model: str | None
+    problem: bool
+    problems: list[str]
+    answer: dict[str, Any] | None
+    error: str | None
+    cached: bool
+    tokens_in: int
+    tokens_out: int
+    cost: float
+
+
+class AdvisorCheck(BaseModel):
+    status: Status
+    evidence: str
+
+
+class AdvisorAudit(_Open):
+    """The advisor-leakage audit (advisor-audit.md): ``trajaudit audit``'s output and the ``advisor`` key of a
+    job's audit JSON. Quotes privileged material (60 characters per matched line): keep it private."""
+
+    schema_version: Literal["trajaudit-advisor-1"]
+    verdict: AdvisorVerdict
+    verdict_reasons: list[str]
+    task_dir: str | None
+    privileged_roots: list[str]
+    layout_source: Literal["flag", "manifest", "default"]
+    excluded_directory_names: list[str]
+    privileged_files: list[str] = Field(description="files whose text was loaded")
+    privileged_bytes: int
+    privileged_lines: int = Field(description="privileged lines of at least 40 characters matched against")
+    public_lines_excluded: int = Field(description="privileged lines dropped because the public task holds them")
+    privileged_notes: list[str] = Field(description="what was not loaded and why (symlinks, special files, limits)")
+    material_loaded: bool
+    issues: list[str]
+    trajectory_format: str | None
+    trajectory_chars: int
+    reward: float | None
+    reward_source: str | None
+    no_judge: bool
+    judge_input_truncated: bool
+    privileged_input_truncated: bool
+    mechanical: AdvisorMechanical
+    judges: dict[Literal["coherence", "leakage"], AdvisorJudge]
+    checks: dict[Literal["ADV-1", "ADV-2", "ADV-3", "ADV-4", "ADV-5"], AdvisorCheck]
+
+
+class AdvisorError(BaseModel):
+    """An ADV item met unusable input (an unreadable manifest or privileged file): no verdict at all."""
+
+    verdict: None
+    error: str
+
+
+class AdvisorCommandAudit(AdvisorAudit):
+    """``trajaudit audit``'s JSON: the advisor audit plus the files it read."""
+
+    attempt_dir: str
+    trajectory: str
+
+
 class Audit(_Open):
     """audit-<config>.json: the seed's core keys first, then extensions and trajaudit's own fields."""
 
@@ -167,6 +254,7 @@ class Audit(_Open):
     excessive_steps: RuleCheck | None = None
     edited_without_read: RuleCheck | None = None
     trace_grader: TraceGrader | None = None
+    advisor: AdvisorAudit | AdvisorError | None = None
     job: str
     task: str
     trial: str
@@ -212,6 +300,23 @@ class PassK(BaseModel):
     jobs: list[str]
 
 
+class JobDetail(BaseModel):
+    """A job's roll-up state, from which ``trajaudit merge`` recomputes every section (report/merge.py)."""
+
+    model_config = ConfigDict(extra="allow")
+    meta: dict[str, Any]
+    error: str | None = None
+    records: dict[str, dict[str, Any]] = Field(description="principle code → its item's record, in arrival order")
+
+
+class ShardInfo(BaseModel):
+    """``--trajaudit-shard I/N``: this summary covers shard I of N (absent for an unsharded or merged run)."""
+
+    index: int = Field(ge=1)
+    count: int = Field(ge=1)
+    settings: str = Field(description="digest of the settings, principle codes and group options")
+
+
 class JobSummary(BaseModel):
     job: str
     config: str
@@ -227,6 +332,10 @@ class JobSummary(BaseModel):
     condition: str | None = None
     oracle: bool = False
     trace_grader: TraceJobSummary | None = None
+    advisor_verdict: Literal["pass", "pass_mechanical_only", "inconclusive", "fail", "error"] | None = Field(
+        default=None, description="the advisor audit's verdict (error: an ADV item met unusable input); null "
+        "without ADV items")
+    detail: JobDetail | None = None
 
 
 class PRVerdict(BaseModel):
@@ -276,10 +385,48 @@ class SkillsFlag(BaseModel):
     refs: list[str]
 
 
+class GroupSummary(BaseModel):
+    """A task group's cross-trial item (``<root>::<task>::PASSK`` / ``::SB-2``) as it ran."""
+
+    group: str  # <root name>::<task>
+    task: str
+    code: Literal["PASSK", "SB-2"]
+    status: Literal["PASS", "WARN", "FAIL", "N/A", "ERROR"]
+    evidence: str
+    members: list[str]
+    data: dict[str, Any]
+
+
+class KappaPair(BaseModel):
+    models: list[str] = Field(min_length=2, max_length=2)
+    n: int = Field(description="P13 items where both models gave a valid answer")
+    agreement: float | None = Field(description="share of those items where they agreed")
+    kappa: float | None = Field(description="Cohen's kappa; null when undefined (no items, or one label throughout)")
+
+
+class JudgesSummary(BaseModel):
+    """LLM judge usage over the run (all processes) and P13 concurrence."""
+
+    models: list[str] = Field(description="configured judge models (empty: no judge)")
+    calls: int = Field(ge=0, description="judge answers requested")
+    cached: int = Field(ge=0, description="answers served without a new HTTP call (disk cache or a shared call)")
+    failures: int = Field(ge=0, description="answers that failed (HTTP error, timeout, invalid JSON, schema violation)")
+    attempts: int = Field(ge=0, description="HTTP requests sent, retries included")
+    tokens_in: int = Field(ge=0)
+    tokens_out: int = Field(ge=0)
+    cost: float = Field(ge=0, description="USD from litellm's price map (0 for models it does not know)")
+    kappa: float | None = Field(description="Cohen's kappa of the first two models over P13 items")
+    kappa_items: int = Field(ge=0)
+    agreement: float | None
+    kappa_pairs: list[KappaPair]
+    errors: list[str] = Field(description="the first few failed answers: item, model and reason")
+
+
 class Summary(BaseModel):
     model_config = ConfigDict(extra="allow")
     schema_version: Literal["trajaudit-summary-1"]
     mode: Literal["precise", "literal"]
+    shard: ShardInfo | None = None
     n_jobs: int
     verdicts: dict[str, int]
     principles: dict[str, dict[str, int]]
@@ -289,10 +436,15 @@ class Summary(BaseModel):
     pass_k: list[PassK]
     skill_impact: dict[str, SkillImpact] = Field(default_factory=dict)
     skills_flags: list[SkillsFlag] = Field(default_factory=list)
+    groups: list[GroupSummary] = Field(default_factory=list)
+    judges: JudgesSummary | None = None
+    advisor_verdicts: dict[Literal["pass", "pass_mechanical_only", "inconclusive", "fail", "error"], int] = Field(
+        default_factory=dict, description="advisor verdicts of the jobs with ADV items")
     jobs: list[JobSummary]
 
 
-SCHEMAS = {"audit.schema.json": Audit, "summary.schema.json": Summary}
+SCHEMAS = {"audit.schema.json": Audit, "summary.schema.json": Summary,
+           "advisor-audit.schema.json": AdvisorCommandAudit}
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 
 

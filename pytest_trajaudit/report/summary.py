@@ -18,10 +18,12 @@ from ..aggregate import (
     skills_flags,
     verdict_counts,
 )
+from ..judges.stats import Totals
 from .audit import build_audit, safe_component, trace_grader_block, write_json_atomic, write_text_atomic
 from .markdown import render as render_markdown
 
 MAX_TERMINAL_JOBS = 30
+DETAIL_OMITS = ("job", "code", "meta", "loads")  # a record's fields that its job entry already holds
 
 
 def _today() -> str:
@@ -50,15 +52,37 @@ def trace_lines(summary: dict[str, Any]) -> list[str]:
     return [line]
 
 
+def _rank(code: str) -> tuple[int, str]:
+    """A principle code's place in the registry (the order items are collected in); unknown codes last."""
+    order = _RANKS.get("order")
+    if order is None or code not in order:  # first call, or a principle registered since (a plugin's): rebuild
+        from ..principles import registry
+
+        order = _RANKS["order"] = {c: i for i, c in enumerate(registry())}  # registry() sorts: not per report
+    return order.get(code, len(order)), code
+
+
+_RANKS: dict[str, dict[str, int]] = {}
+
+
 class Rollup:
     def __init__(self, mode: str = "precise") -> None:
         self.mode = mode
         self.jobs: dict[str, dict[str, Any]] = {}  # job id → {"meta", "records", "error", "loads"}
+        self.groups: dict[tuple[str, str], dict[str, Any]] = {}  # (group id, code) → group item record
+        self.judges = Totals()  # LLM judge usage and P13 agreement (models set by the plugin)
+        self.shard: dict[str, Any] | None = None  # --trajaudit-shard: {"index", "count", "settings"} (shard.py)
 
     def add(self, rec: dict[str, Any]) -> None:
         """rec: {"job", "code", "status", "evidence", "data", "events", "tier", "family", "affects", "meta",
-        "error", "loads"} — JSON builtins only (it crossed from an xdist worker)."""
+        "error", "loads"} — JSON builtins only (it crossed from an xdist worker). A group item's record has
+        ``group`` instead of ``job``."""
+        if "group" in rec:
+            self.groups[(rec["group"], rec["code"])] = rec
+            return
         j = self.jobs.setdefault(rec["job"], {"meta": {}, "records": {}, "error": None, "loads": 0})
+        if rec.get("judge") or (rec.get("data") or {}).get("judge_labels"):
+            self.judges.add(f"{rec['job']}::{rec['code']}", rec)
         if rec.get("meta"):
             j["meta"] = rec["meta"]
         if rec.get("error"):
@@ -66,7 +90,15 @@ class Rollup:
             return
         j["loads"] = max(j["loads"], rec.get("loads") or 0)
         if rec.get("status") in ("PASS", "WARN", "FAIL", "N/A"):
-            j["records"][rec["code"]] = rec
+            recs = j["records"]
+            last = next(reversed(recs)) if recs else None
+            recs[rec["code"]] = rec
+            if last is not None and _rank(rec["code"]) < _rank(last):
+                # reports arrive in worker order (xdist, --dist load, judge items last): keep the registry's order,
+                # which decides the order of verdict reasons and of every per-job section (byte-identical reports)
+                j["records"] = dict(sorted(recs.items(), key=lambda kv: _rank(kv[0])))
+        elif rec.get("status") == "ERROR" and str(rec.get("code", "")).startswith("ADV-"):
+            j["advisor_error"] = f"{rec['code']}: {rec.get('evidence') or 'unusable input'}"  # no advisor verdict
 
     def verdicts(self) -> dict[str, tuple[str, list[str]]]:
         out = {}
@@ -93,10 +125,13 @@ class Rollup:
                 "reasons": reasons[:10], "statuses": {c: r["status"] for c, r in sorted(j["records"].items())},
                 "loads": j["loads"], "agent": meta.get("agent") or "", "model": meta.get("model") or "",
                 "condition": meta.get("condition"), "oracle": bool(meta.get("oracle")),
+                "advisor_verdict": self.advisor_verdict(job_id),
+                "detail": self.detail(job_id),
             })
         return {
             "schema_version": "trajaudit-summary-1",
             "mode": self.mode,
+            **({"shard": self.shard} if self.shard else {}),
             "n_jobs": len(jobs),
             "verdicts": verdict_counts({j["job"]: j["verdict"] for j in jobs}),
             "principles": {c: dict(sorted(cnt.items())) for c, cnt in sorted(per_principle.items())},
@@ -104,8 +139,32 @@ class Rollup:
             "configs": config_rollup(jobs),
             **self.trace_sections(jobs),
             **self.skills_sections(jobs),
+            "groups": [{k: r.get(k) for k in ("group", "task", "code", "status", "evidence", "members", "data")}
+                       for _, r in sorted(self.groups.items())],
+            "judges": self.judges.summary(),
+            "advisor_verdicts": dict(Counter(j["advisor_verdict"] for j in jobs if j["advisor_verdict"])),
             "jobs": jobs,
         }
+
+    def advisor_verdict(self, job_id: str) -> str | None:
+        """The job's advisor verdict (advisor/core.py, from its ADV records), "error" when an ADV item met
+        unusable input, None without ADV items."""
+        from ..advisor.core import from_records
+
+        j = self.jobs[job_id]
+        if j.get("advisor_error"):
+            return "error"
+        block = from_records(j["records"])
+        return block["verdict"] if block else None
+
+    def detail(self, job_id: str) -> dict[str, Any]:
+        """What the roll-up holds of a job, so that ``trajaudit merge`` (report/merge.py) can rebuild it and
+        recompute every section from per-job records: the job's meta, its error, and each record as it arrived
+        (in arrival order, which decides the order of verdict reasons) without the fields the job entry carries,
+        and any other per-job state ``add`` keeps (e.g. ``advisor_error``)."""
+        j = self.jobs[job_id]
+        return {**{k: v for k, v in j.items() if k not in ("records", "loads")},
+                "records": {c: {k: v for k, v in r.items() if k not in DETAIL_OMITS} for c, r in j["records"].items()}}
 
     def trace_sections(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
         """Adds each job's trace-grader run verdict (``trace_grader``) to ``jobs``; returns the run-verdict
@@ -148,7 +207,8 @@ class Rollup:
         verdicts = self.verdicts()
         for job_id, (verdict, reasons) in verdicts.items():
             j = self.jobs[job_id]
-            audit = build_audit(job_id, j["meta"], j["records"], verdict, reasons, keys, j["error"])
+            audit = build_audit(job_id, j["meta"], j["records"], verdict, reasons, keys, j["error"],
+                                j.get("advisor_error"))
             rel = Path(*[safe_component(p) for p in Path(job_id).parts if p not in ("..", "/")])
             write_json_atomic(out_dir / "jobs" / rel / f"audit-{safe_component(audit['config'])}.json", audit)
         write_json_atomic(out_dir / "summary.json", summary)
@@ -165,6 +225,19 @@ class Rollup:
         lines.append(f"PR verdict: {pv['verdict']}" + (f" — {pv['reasons'][0]}" if pv["reasons"] else "")
                      + (f" (+{len(pv['reasons']) - 1})" if len(pv["reasons"]) > 1 else ""))
         lines += trace_lines(full)
+        if full.get("advisor_verdicts"):
+            order = ("fail", "error", "inconclusive", "pass_mechanical_only", "pass")
+            av = full["advisor_verdicts"]
+            lines.append("advisor audit: " + ", ".join(f"{av[v]} {v}" for v in order if av.get(v)))
+        judge_line = self.judges.terminal_line()
+        if judge_line:
+            lines.append(judge_line)
+        if self.groups:
+            per: dict[str, Counter[str]] = {}
+            for (_, code), r in sorted(self.groups.items()):
+                per.setdefault(code, Counter())[r["status"]] += 1
+            lines.append("task groups: " + "; ".join(
+                f"{code} " + ", ".join(f"{n} {st}" for st, n in sorted(c.items())) for code, c in per.items()))
         bad = [(k, v, r) for k, (v, r) in verdicts.items() if v not in ("CLEAN", "ORACLE")]
         order = {"INVALID": 0, "ERROR": 1, "WARN": 2}
         bad.sort(key=lambda x: (order.get(x[1], 9), x[0]))

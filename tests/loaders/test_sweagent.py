@@ -186,7 +186,8 @@ def test_layouts_instance_dir_and_loose_files(tmp_path: Path):
     ref = classify(one.parent)
     assert ref is not None and ref.layout == "swe-agent-dir" and ref.anchor == one
     assert classify(flat) is None
-    assert [p.name for p in loose_files(flat)] == ["a.traj", "b.traj"]
+    # candidates by name; all_preds.jsonl is read (4 KiB) but no format claims it, so it is no job (below)
+    assert [p.name for p in loose_files(flat)] == ["a.traj", "all_preds.jsonl", "b.traj"]
     refs = find_all_jobs(tmp_path / "runs")
     assert sorted((r.layout, r.anchor.name) for r in refs) == [
         ("bare-file", "a.traj"), ("bare-file", "b.traj"), ("swe-agent-dir", "django__django-1.traj")]

@@ -69,12 +69,14 @@ def test_p3_no_reward_is_unfair_env(tmp_path):
     assert "the verifier produced no reward" in f.evidence
 
 
-def test_p3_bare_trajectory_is_na():
+@pytest.mark.parametrize(("layout", "what"), [("bare-file", "a bare trajectory"), ("record", "this log record"),
+                                               ("swe-agent-dir", "a SWE-agent run folder")])
+def test_p3_a_log_without_a_harness_is_na_not_unfair_env(layout, what):
     j = acp_job(msg("done"), reward=None)
-    j.layout = "bare-file"
+    j.layout = layout
     f = run("P3", j)
     assert f.status == "N/A"
-    assert f.evidence == "a bare trajectory carries no verifier result"
+    assert f.evidence == f"{what} records no verifier result"
     assert "failure_bucket" not in f.data
 
 
@@ -270,6 +272,9 @@ def test_p9_na_without_the_config(tmp_path):
     ("environment/data", {"environment/data/x.tsv": "txn\n1\n"}, "source is dir"),
     ("environment/a.tsv", {"environment/a.tsv": "id\tkey\n1\ta\n"}, "no column 'txn' in the header"),
     ("environment/a.json", {"environment/a.json": "{not json"}, "cannot count entities: environment/a.json"),
+    ("environment/a.json", {"environment/a.json": '{"txn": 1}'}, "a JSON source must be a list of row objects"),
+    ("environment/a.tsv", {"environment/a.tsv": "txn\tkey\n"}, "environment/a.tsv has no rows"),
+    ("environment/a.jsonl", {"environment/a.jsonl": '{"id": 1}\n{"id": 1}\n'}, "has 2 rows but none carries 'txn'"),
 ])
 def test_p9_na_when_the_source_cannot_be_counted(tmp_path, source, files, reason):
     tasks = tmp_path / "tasks"
@@ -279,7 +284,7 @@ def test_p9_na_when_the_source_cannot_be_counted(tmp_path, source, files, reason
     assert f.status == "N/A"
     assert f.evidence.startswith("cannot count entities")
     assert reason in f.evidence
-    assert f.data == {"applies": False}
+    assert f.data["applies"] is False
 
 
 def test_p9_symlinked_source_is_not_followed(tmp_path):
@@ -508,6 +513,22 @@ def test_p12_verifier_that_hangs_on_one_perturbation_counts_it_as_not_passing(tm
     assert f.data["perturbations_passing"] == ["whitespace: JSON with spaces"]
     runs = {r["perturbation"]: r["outcome"] for r in f.data["runs"]}
     assert runs["whitespace: indented JSON"] == "timeout"
+    assert f.data["perturbations_unsettled"] == ["whitespace: indented JSON (timeout)"]
+    assert f.evidence.endswith("; 1 re-run(s) gave no verdict: whitespace: indented JSON (timeout)")
+
+
+def test_p12_no_perturbation_settled_is_na_never_pass(tmp_path):
+    """Every perturbed re-run times out: nothing was re-verified, so no PASS."""
+    check = ("import sys, time\n"
+             "got = open(sys.argv[1]).read()\n"
+             "if got != '[1,2,3]':\n"
+             "    time.sleep(60)\n"
+             "sys.exit(1)\n")
+    tasks = _p12_tasks(tmp_path, check, {**P12_PYTHON, "timeout": 0.5})
+    f = _p12(tmp_path, tasks)
+    assert f.status == "N/A"
+    assert f.evidence.startswith("no perturbation got a verdict (whitespace: JSON with spaces (timeout)")
+    assert f.evidence.endswith("timeout 0.5s)")
 
 
 def test_p12_a_hung_verifier_is_killed_with_its_children(tmp_path):
@@ -681,6 +702,9 @@ def test_perturbations_are_distinct_and_syntactic():
     ("tests/test_outputs.py", "import json\nfrom openai import OpenAI\n", "tests/test_outputs.py imports openai"),
     ("tests/judge/score_outputs.py", "  import anthropic\n", "tests/judge/score_outputs.py imports anthropic"),
     ("verifier/score_outputs.py", "import litellm as llm\n", "verifier/score_outputs.py imports litellm"),
+    ("tests/test_outputs.py", "import os, openai\n", "tests/test_outputs.py imports openai"),
+    ("tests/test_outputs.py", "import os as o, sys, anthropic as a\n", "tests/test_outputs.py imports anthropic"),
+    ("tests/test_outputs.py", "from litellm.utils import token_counter\n", "tests/test_outputs.py imports litellm"),
 ])
 def test_p13_applies_when_the_verifier_imports_an_llm_client(tmp_path, rel, source, hit):
     tasks = tmp_path / "tasks"
@@ -695,6 +719,7 @@ def test_p13_applies_when_the_verifier_imports_an_llm_client(tmp_path, rel, sour
 @pytest.mark.parametrize("extra", [
     {"tests/test_outputs.py": "import json\n# we could import openai here\nx = 'import anthropic'\n"},
     {"tests/test_outputs.py": "import openai_compat_shim\n"},
+    {"tests/test_outputs.py": "from myopenai import client\nimport os, openai_like\n"},
     {"solution/solve.py": "import openai\n"},  # the oracle may call an LLM: that is not the verifier
     {"tests/notes.md": "import openai\n"},
     {},

@@ -1,0 +1,152 @@
+"""``trajaudit merge OUT_DIR SHARD_DIR...``: combine the reports of ``--trajaudit-shard I/N`` runs into the report
+an unsharded run writes. Pure: no pytest.
+
+Every shard's ``summary.json`` carries each job's roll-up state (``jobs[].detail``: meta, error, records as they
+arrived) and the group items' records (``groups``). The merge rebuilds one :class:`Rollup` from them and writes
+``summary.json``, ``report.md`` and ``jobs/`` with the same code an unsharded run uses, so PR verdict, job
+verdicts, configs, pass^k, skill impact and trace verdicts are recomputed from per-job records (never averaged)
+and the files are byte-identical to an unsharded run's (the merged summary has no ``shard`` field).
+
+Refused, with one line naming the problem: a directory without summary.json, a summary that is not a shard
+(no ``shard`` field) or lacks per-job detail, shards of different counts or settings (``shard.settings``, a
+digest of the settings, principle codes and group options) or modes, a shard given twice or missing, and a job
+or group reported by two shards.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .summary import Rollup
+
+
+class MergeError(Exception):
+    """Shards that cannot be merged (one line for the user)."""
+
+
+def load_shard(d: Path) -> dict[str, Any]:
+    path = d / "summary.json" if d.is_dir() else d
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise MergeError(f"{path}: not found (give the --trajaudit-report directory of each shard)") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise MergeError(f"{path}: unreadable summary.json: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("schema_version") != "trajaudit-summary-1":
+        raise MergeError(f"{path}: not a trajaudit summary.json (schema_version trajaudit-summary-1)")
+    shard = doc.get("shard")
+    if not isinstance(shard, dict) or not isinstance(shard.get("index"), int) or not isinstance(shard.get("count"), int):
+        raise MergeError(f"{path}: not a shard's summary (no shard field): audit with --trajaudit-shard I/N")
+    missing = [j.get("job") for j in doc.get("jobs") or [] if not isinstance(j.get("detail"), dict)]
+    if missing:
+        raise MergeError(f"{path}: job {missing[0]} has no per-job detail (written by an older pytest-trajaudit)")
+    doc["_path"] = str(path)
+    return doc
+
+
+def check(docs: list[dict[str, Any]]) -> None:
+    """Refuse shards that do not add up to one run."""
+    if not docs:
+        raise MergeError("no shard directories given")
+    first = docs[0]
+    count = first["shard"]["count"]
+    for d in docs[1:]:
+        for what, a, b in (("shard count", d["shard"]["count"], count),
+                           ("settings", d["shard"].get("settings"), first["shard"].get("settings")),
+                           ("mode", d.get("mode"), first.get("mode"))):
+            if a != b:
+                raise MergeError(f"{d['_path']}: {what} {a} differs from {first['_path']}'s {b}: shards of "
+                                 "different runs or settings cannot be merged")
+    seen: dict[int, str] = {}
+    for d in docs:
+        i = d["shard"]["index"]
+        if not 1 <= i <= count:
+            raise MergeError(f"{d['_path']}: shard index {i} outside 1..{count}")
+        if i in seen:
+            raise MergeError(f"shard {i}/{count} given twice: {seen[i]} and {d['_path']}")
+        seen[i] = d["_path"]
+    absent = [f"{i}/{count}" for i in range(1, count + 1) if i not in seen]
+    if absent:
+        raise MergeError(f"missing shard(s) {', '.join(absent)}: the merged verdict would not cover every job")
+    owner: dict[str, str] = {}
+    for d in docs:
+        ids = [j["job"] for j in d.get("jobs") or []] + [f"{g['group']}::{g['code']}" for g in d.get("groups") or []]
+        for job in ids:
+            if job in owner:
+                raise MergeError(f"{job} is in two shards ({owner[job]} and {d['_path']}): shards overlap")
+            owner[job] = d["_path"]
+
+
+def rollup_from(docs: list[dict[str, Any]]) -> tuple[Rollup, dict[str, str]]:
+    """One roll-up holding every shard's jobs and groups, and the principle code → audit-JSON key map."""
+    rollup = Rollup(docs[0].get("mode") or "precise")
+    keys: dict[str, str] = {}
+    models: list[str] = []
+    for d in docs:
+        for m in ((d.get("judges") or {}).get("models") or []):
+            if m not in models:
+                models.append(m)
+    rollup.judges.models = models
+    entries = sorted((j for d in docs for j in d.get("jobs") or []), key=lambda j: j["job"])
+    for entry in entries:
+        job_id, detail = entry["job"], entry["detail"]
+        state = {k: v for k, v in detail.items() if k != "records"}
+        state.setdefault("meta", {})
+        state.setdefault("error", None)
+        records = {}
+        for code, r in (detail.get("records") or {}).items():
+            rec = {**r, "job": job_id, "code": code, "meta": state["meta"], "loads": entry.get("loads", 0)}
+            records[code] = rec
+            if rec.get("key"):
+                keys.setdefault(code, rec["key"])
+            if rec.get("judge") or (rec.get("data") or {}).get("judge_labels"):
+                rollup.judges.add(f"{job_id}::{code}", rec)
+        rollup.jobs[job_id] = {"meta": state["meta"], "records": records, "error": state["error"],
+                               "loads": entry.get("loads", 0),
+                               **{k: v for k, v in state.items() if k not in ("meta", "error")}}
+    for d in docs:
+        for g in d.get("groups") or []:
+            rollup.add(dict(g))
+    return rollup, keys
+
+
+def rollup_lines(summary: dict[str, Any]) -> list[str]:
+    counts = ", ".join(f"{n} {v}" for v, n in summary["verdicts"].items() if n)
+    pv = summary["pr_verdict"]
+    lines = [f"{summary['n_jobs']} job(s): {counts or 'none'}",
+             f"PR verdict: {pv['verdict']}" + (f" — {pv['reasons'][0]}" if pv["reasons"] else "")]
+    return lines
+
+
+def merge(out_dir: Path, shard_dirs: list[Path]) -> dict[str, Any]:
+    """Merge the shards' reports into ``out_dir`` (summary.json, report.md, jobs/); returns the summary."""
+    out = Path(out_dir).resolve()
+    for d in shard_dirs:
+        if Path(d).resolve() in (out, out / "summary.json"):
+            raise MergeError(f"{d}: the output directory is one of the shards (write the merge elsewhere)")
+    docs = [load_shard(Path(d)) for d in shard_dirs]
+    check(docs)
+    rollup, keys = rollup_from(docs)
+    return rollup.write(Path(out_dir), keys)
+
+
+def main(argv: list[str]) -> int:
+    """``trajaudit merge OUT_DIR SHARD_DIR...``: exit 0 when the merged PR verdict is APPROVE (WITH CAVEATS),
+    1 for MAJOR CHANGES NEEDED or REJECT, 4 when the shards cannot be merged."""
+    if len(argv) < 2 or argv[0] in ("-h", "--help"):
+        print("usage: trajaudit merge OUT_DIR SHARD_DIR [SHARD_DIR ...]\n"
+              "Combines the --trajaudit-report directories of --trajaudit-shard I/N runs into one report.")
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 4
+    out, shards = Path(argv[0]), [Path(a) for a in argv[1:]]
+    try:
+        summary = merge(out, shards)
+    except MergeError as exc:
+        print(f"trajaudit merge: {exc}")
+        return 4
+    pv = summary["pr_verdict"]
+    print(f"merged {len(shards)} shard(s) into {out}/ (summary.json, report.md, jobs/)")
+    for line in rollup_lines(summary):
+        print(line)
+    return 0 if pv["verdict"] in ("APPROVE", "APPROVE WITH CAVEATS") else 1
