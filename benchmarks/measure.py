@@ -562,6 +562,7 @@ def section_b(work: Path, args: argparse.Namespace) -> None:
         note_cmd("b", cmd, work, work)
         audit = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (b, {fmt})")
         base = baselines(tree.path, args.repeat)
+        note_cmd("b", [sys.executable, "benchmarks/measure.py", "--baselines", str(tree.path)], work)
         if base is None:
             continue
         t_read, t_orj, t_rx, hits, t_lit = base["read"], base["orjson"], base["regex"], base["hits"], base["literal"]
