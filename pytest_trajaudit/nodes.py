@@ -89,7 +89,9 @@ class TreeNode(pytest.File):
                 node = _file_node(self, f, given=True, max_file=state.settings.max_file_bytes)
                 if node is not None and _in_shard(self.config, node.ref):
                     yield node
-        for d in subdirs(self.path):
+        dirs = subdirs(self.path)  # skips empty directories, but an audit root given by the user is always visited
+        dirs += [r for r in state.roots if r.parent == self.path and r not in dirs and not r.is_symlink()]
+        for d in sorted(dirs, key=lambda p: p.name):
             if self.walk or state.under_root(d) or state.leads_to_root(d) or self.session_bare(d):
                 yield TreeNode.from_parent(self, path=d, walk=self.walk or state.under_root(d),
                                            bare=self.session_bare(d))

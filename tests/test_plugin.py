@@ -233,3 +233,13 @@ def test_junit_and_ctrf_carry_each_items_status_and_evidence(pytester: pytest.Py
     assert "/oracle/expected_answer.json" in p1["extra"]["trajaudit"]["evidence"]
     assert doc["results"]["extra"]["trajaudit"]["pr_verdict"] == "REJECT"
     assert doc["results"]["extra"]["trajaudit"]["verdicts"]["runs/benchflow/tictoc__oracle"] == "ORACLE"
+
+
+def test_an_empty_audit_root_is_collected_and_says_no_job_found(pytester: pytest.Pytester) -> None:
+    """Empty directories are skipped while walking, but a root the user named is always visited (exit 5 with a
+    clear line, not pytest's "not found")."""
+    (pytester.path / "runs").mkdir()
+    result = pytester.runpytest("--trajaudit=runs", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["0 job(s) audited: no job found under *runs*"])
+    assert "not found" not in result.stdout.str().replace("no job found", "")
