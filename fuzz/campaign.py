@@ -21,6 +21,7 @@ import json
 import multiprocessing as mp
 import os
 import random
+import shutil
 import sys
 import tempfile
 import time
@@ -74,8 +75,8 @@ def run_one(target: str, data: bytes, name: str, work: Path) -> dict[str, Any]:
     return out
 
 
-def worker(conn: Any) -> None:
-    work = Path(tempfile.mkdtemp(prefix="trajaudit-fuzz-"))
+def worker(conn: Any, base: str) -> None:
+    work = Path(tempfile.mkdtemp(dir=base))
     while True:
         try:
             msg = conn.recv()
@@ -90,11 +91,12 @@ def worker(conn: Any) -> None:
 class Worker:
     def __init__(self) -> None:
         self.ctx = mp.get_context("spawn")
+        self.base = tempfile.mkdtemp(prefix="trajaudit-fuzz-")  # the workers' scratch job directories
         self.start()
 
     def start(self) -> None:
         self.parent, child = self.ctx.Pipe()
-        self.proc = self.ctx.Process(target=worker, args=(child,), daemon=True)
+        self.proc = self.ctx.Process(target=worker, args=(child, self.base), daemon=True)
         self.proc.start()
         child.close()
 
@@ -126,6 +128,7 @@ class Worker:
         self.proc.join(5)
         if self.proc.is_alive():
             self.proc.kill()
+        shutil.rmtree(self.base, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- campaign
@@ -239,7 +242,8 @@ def replay(path: Path) -> int:
     meta = json.loads(meta_file.read_text()) if meta_file.is_file() else {}
     target = meta.get("target") or path.name.split("-", 1)[0]
     name = meta.get("name") or "input.json"
-    res = run_one(target, path.read_bytes(), name, Path(tempfile.mkdtemp(prefix="trajaudit-replay-")))
+    with tempfile.TemporaryDirectory(prefix="trajaudit-replay-") as work:
+        res = run_one(target, path.read_bytes(), name, Path(work))
     print(f"{target} ({name}): {res['outcome']} in {res['secs']:.2f} s")
     if res.get("tb"):
         print(res["tb"])

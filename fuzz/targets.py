@@ -12,7 +12,8 @@ Targets:
   ``*.jsonl``): ``loaders.multi.file_jobs`` (claims, cheap member scans, listings), then every record audited;
 - ``job``: a BenchFlow / Harbor job directory with the bytes in one of its files (trajectory, ``result.json``,
   ``verifier/ctrf.json``, ``reward.txt``, ``prompts.json``, ``agent/claude-code.txt``, ...), audited with every
-  principle by ``engine.audit_job``, then its audit JSON and ``summary.json`` built and serialised strictly.
+  principle by ``engine.audit_job`` (precise or ``--trajaudit-literal`` mode, by the input's length), then its
+  audit JSON and ``summary.json`` built and serialised strictly.
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ def t_job(data: bytes, name: str, work: Path) -> str:
     ref = classify(job)
     if ref is None:
         raise Violation("the fuzzed job directory is not recognised as a job")
-    cfg = Settings(max_file_bytes=MAX_FILE, max_job_bytes=MAX_FILE * 2)
+    # precise mode streams JSON Lines trajectories; literal mode reads them whole and runs the seeds' regexes
+    cfg = Settings(max_file_bytes=MAX_FILE, max_job_bytes=MAX_FILE * 2, literal=bool(len(data) & 1))
     return _check_audits([("job/t__1", audit_job(ref, cfg, list(registry().values())))])
 
 

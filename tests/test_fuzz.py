@@ -262,3 +262,31 @@ def test_regression_redaction_is_linear_on_hyphenated_words(unit: str) -> None:
     """)
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_regression_long_shell_words_are_linear_and_still_parsed() -> None:
+    """campaign seed 3: a SWE-agent action of one 550 KB word took 22 s (shlex builds a token by concatenation:
+    quadratic). Commands over 16 KiB are split without shlex; a read hidden behind or before 2 MB of padding is
+    still found. The subprocess timeout turns a regression into a failure (quadratic: minutes)."""
+    code = textwrap.dedent("""
+        from pytest_trajaudit.loaders.codex import _unwrap_shell
+        from pytest_trajaudit.loaders.common import shell_read_paths, split_words
+        from pytest_trajaudit.principles.rules import _shell_read_paths
+        pad = "conftest.py" * 200_000
+        assert shell_read_paths(pad + "; cat /oracle/solve.sh") == ("/oracle/solve.sh",)
+        assert shell_read_paths("cat '/oracle/solve.sh' " + pad)[0] == "/oracle/solve.sh"
+        assert _shell_read_paths("cat /app/a.py " + pad)[0] == "/app/a.py"
+        assert split_words("ls " + pad)[1] == pad
+        assert _unwrap_shell("bash -lc 'cat /oracle/x; " + pad + "'").startswith("cat /oracle/x; conftest")
+        print("ok")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "ok", out.stderr
+
+
+def test_regression_long_swe_agent_action_loads() -> None:
+    action = "open " + "a" * 300_000
+    doc = json.loads(SEEDS["sweagent"][1])
+    doc["trajectory"][0]["action"] = action
+    t = load_trajectory(parse_text(json.dumps(doc), "x.traj"), "x.traj")
+    assert [e.tool for e in t.events if e.type == "tool_call"] == ["open", "submit"]

@@ -30,7 +30,7 @@ import orjson
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, OTHER, READ, SEARCH, THINK, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
-from .common import clip, dumps, flatten_text, kind_for_tool, tool_event
+from .common import SHLEX_MAX, clip, dumps, flatten_text, kind_for_tool, tool_event
 
 NAME = "codex"
 ROLLOUT = "codex-rollout"
@@ -184,10 +184,16 @@ def patch_paths(patch: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in out if p))
 
 
+_LONG_WRAPPED = re.compile(r"\A\s*(?:\S*/)?(?:bash|sh|zsh)\s+-l?c\s+(['\"])(.*)\1\s*\Z", re.S)
+
+
 def _unwrap_shell(command: str) -> str:
     """``bash -lc 'cat x'`` → ``cat x`` (exec --json gives the command as one string)."""
     if not command or not command.lstrip().startswith(("bash ", "sh ", "zsh ", "/bin/", "/usr/bin/")):
         return command
+    if len(command) > SHLEX_MAX:  # shlex is quadratic in a token's length: unwrap the plain quoted form only
+        m = _LONG_WRAPPED.match(command)
+        return m.group(2) if m else command
     try:
         parts = shlex.split(command)
     except ValueError:

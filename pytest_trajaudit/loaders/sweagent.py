@@ -36,7 +36,6 @@ boolean ``info.resolved``, when a file records one, becomes ``meta["reward"]`` w
 from __future__ import annotations
 
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +43,7 @@ import orjson
 
 from ..model import EDIT, EXECUTE, OTHER, OTHER_KIND, READ, SEARCH, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
-from .common import clip, flatten_text, shell_read_paths, tool_event
+from .common import clip, flatten_text, shell_read_paths, split_words, tool_event
 
 NAME = "swe-agent"
 
@@ -119,7 +118,7 @@ def _get(d: Any, *keys: str) -> Any:
 
 def _split(line: str) -> list[str]:
     try:
-        return shlex.split(line)
+        return split_words(line)  # shlex, linear on long lines (loaders/common.py)
     except ValueError:
         return line.split()
 

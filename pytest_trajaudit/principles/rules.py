@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 from dataclasses import dataclass
 
 import orjson
 
+from ..loaders.common import split_words
 from ..model import EDIT, EXECUTE, FETCH, READ, SEARCH, TOOL, Event, Finding, Job
 from ..settings import Settings
 from . import principle
@@ -233,7 +233,7 @@ def _norm(path: str, cwd: str | None) -> str:
 
 def _shell_read_paths(command: str) -> list[str]:
     try:
-        words = shlex.split(command, posix=True)
+        words = split_words(command)  # shlex, linear on long commands (loaders/common.py)
     except ValueError:
         words = command.split()
     out = []
