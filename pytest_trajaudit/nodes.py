@@ -7,6 +7,7 @@ imports a ``conftest.py``, ``test_*.py`` or ``__init__.py`` from the audited tre
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,11 @@ class TreeNode(pytest.File):
 
     def collect(self):
         if self.walk:
+            try:  # a directory the auditing user cannot list would otherwise look empty: its jobs unaudited
+                os.scandir(self.path).close()
+            except OSError as exc:
+                raise self.CollectError(f"trajaudit: cannot list {printable(str(self.path))}: "
+                                        f"{exc.strerror or type(exc).__name__} — its jobs would go unaudited") from None
             ref = classify(self.path)
             if ref is not None:
                 if _in_shard(self.config, ref):  # a job of another --trajaudit-shard is not collected at all

@@ -898,3 +898,64 @@ def test_file_appended_by_a_background_writer(tmp_path: Path) -> None:
     assert traj.stat().st_size > limit
     audit = audit_job(ref, Settings(max_file_bytes=limit, max_job_bytes=4 * limit), [registry()["P7"]])
     assert audit.error is not None and "per-file size limit" in audit.error
+
+
+def test_a_directory_the_auditor_cannot_list_is_a_collection_error_not_silence(tmp_path: Path) -> None:
+    """Fail closed: an unlistable directory in the tree stops the run (exit 2) naming it, instead of looking empty
+    and leaving its jobs unaudited. As root (which can list anything) the run drops to ``nobody``."""
+    import os
+    import sys
+    import tempfile
+
+    from .jobfactory import make_job
+
+    base = Path(tempfile.mkdtemp(prefix="trajaudit-locked-"))
+    try:
+        base.chmod(0o755)
+        make_job(base / "runs", "open__1")
+        make_job(base / "runs" / "locked", "hidden__1")
+        for d in (base / "runs", base / "runs" / "open__1", base / "runs" / "locked" / "hidden__1"):
+            for p in [d, *d.rglob("*")]:
+                p.chmod(0o755 if p.is_dir() else 0o644)
+        (base / "runs" / "locked").chmod(0o700 if os.geteuid() == 0 else 0o000)
+        (base / "trusted.ini").write_text("[pytest]\n")
+        (base / "trusted.ini").chmod(0o644)
+        # fork and drop privileges in the child (the venv's interpreter may not be executable by nobody)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            try:
+                os.dup2(w, 1)
+                os.dup2(w, 2)
+                sys.stdout = sys.stderr = open(1, "w", closefd=False)  # noqa: SIM115 - the child's terminal
+                os.environ["HOME"] = str(base)
+                if os.geteuid() == 0:
+                    os.setgid(65534)
+                    os.setuid(65534)
+                os.chdir(base)
+                code = pytest.main(["--trajaudit=runs", "-c", "trusted.ini", "-p", "no:cacheprovider", "-q",
+                                    "-p", "no:hypothesispytest"])
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(int(code))
+            except BaseException:
+                import traceback
+
+                os.write(w, traceback.format_exc().encode())
+                os._exit(99)
+        os.close(w)
+        with os.fdopen(r, encoding="utf-8", errors="replace") as fh:
+            out = fh.read()
+        _, status = os.waitpid(pid, 0)
+
+        class proc:  # noqa: N801 - the shape the assertions below read
+            returncode = os.waitstatus_to_exitcode(status)
+
+        assert proc.returncode == pytest.ExitCode.INTERRUPTED, out[-3000:]
+        assert "trajaudit: cannot list" in out and "runs/locked" in out and "Permission denied" in out
+        assert "Traceback" not in out
+    finally:
+        (base / "runs" / "locked").chmod(0o700)
+        import shutil
+
+        shutil.rmtree(base, ignore_errors=True)
