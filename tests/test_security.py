@@ -929,6 +929,16 @@ def test_a_directory_the_auditor_cannot_list_is_a_collection_error_not_silence(t
                 os.dup2(w, 2)
                 sys.stdout = sys.stderr = open(1, "w", closefd=False)  # noqa: SIM115 - the child's terminal
                 os.environ["HOME"] = str(base)
+                import importlib
+                import pkgutil
+
+                import pytest_trajaudit
+
+                # import everything the run may import lazily while still allowed to read the venv (CI builds it
+                # in a private temporary directory nobody cannot enter)
+                for mod in pkgutil.walk_packages(pytest_trajaudit.__path__, "pytest_trajaudit."):
+                    if not mod.name.startswith(("pytest_trajaudit.judges", "pytest_trajaudit.advisor.judging")):
+                        importlib.import_module(mod.name)
                 if os.geteuid() == 0:
                     os.setgid(65534)
                     os.setuid(65534)
