@@ -114,21 +114,9 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def write_private(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically, readable by its owner only (0600). Raises OSError."""
-    parent = path.parent
-    parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    tmp = parent / f".{path.name}.{os.getpid()}.tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from ..report.audit import write_text_atomic
+
+    write_text_atomic(path, text, 0o600)
 
 
 def audit_main(argv: list[str]) -> int:
