@@ -24,7 +24,7 @@ import orjson
 from ..model import Event, Trajectory, UnusableInput
 from ..safeio import Parsed
 from .common import tool_event
-from .traces import unique_ids
+from .traces import only_member, unique_ids
 
 NAME = "hooklib-audit"
 MULTI = True
@@ -145,14 +145,7 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
 
 def load(parsed: Parsed, path: str) -> Trajectory:
     """An audit log of exactly one session (a log of several is read through :func:`load_member`)."""
-    ids = members(parsed, path)
-    if not ids:
-        raise UnusableInput(path, "audit log holds no tool calls")
-    if len(ids) > 1:
-        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-        raise UnusableInput(path, f"audit log holds {len(ids)} sessions ({shown}): each session is a job of "
-                                  "its own, which needs the multi-record loader")
-    traj, _ = load_member(parsed, path, ids[0])
+    traj, _ = load_member(parsed, path, only_member(members(parsed, path), path, "audit log", "session"))
     return traj
 
 

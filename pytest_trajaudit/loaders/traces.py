@@ -217,16 +217,21 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
     return traj, job_meta
 
 
-def load(parsed: Parsed, path: str) -> Trajectory:
-    """A traces file holding exactly one run (a file of several runs is read through :func:`load_member`)."""
-    ids = members(parsed, path)
+def only_member(ids: list[str], path: str, what: str, unit: str) -> str:
+    """The single member of a multi-record file loaded as one job (given directly as a bare file): ``what`` names
+    the file ("traces file"), ``unit`` its records ("run"). None or several → unusable input, one line."""
     if not ids:
-        raise UnusableInput(path, "traces file holds no runs")
+        raise UnusableInput(path, f"{what} holds no {unit}s")
     if len(ids) > 1:
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-        raise UnusableInput(path, f"traces file holds {len(ids)} runs ({shown}): each run is a job of its own, "
+        raise UnusableInput(path, f"{what} holds {len(ids)} {unit}s ({shown}): each {unit} is a job of its own, "
                                   "which needs the multi-record loader")
-    traj, _ = load_member(parsed, path, ids[0])
+    return ids[0]
+
+
+def load(parsed: Parsed, path: str) -> Trajectory:
+    """A traces file holding exactly one run (a file of several runs is read through :func:`load_member`)."""
+    traj, _ = load_member(parsed, path, only_member(members(parsed, path), path, "traces file", "run"))
     return traj
 
 
