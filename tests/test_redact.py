@@ -153,3 +153,43 @@ def test_printable_escapes_what_would_break_a_line_and_stays_injective():
     for n in names:
         printable(n).encode("utf-8")
         assert "\n" not in printable(n)
+
+
+# --- the literal prefilter in front of the regexes (issue 7) ----------------------------------------------------
+
+_FILLER = ["", " ", "x", "é", "K", "ſ", "\\n", "\n", '"', "'", "=", ": ", ".", "-", "_", "@", "/", "abc", "0123456789"]
+_CORES = [*SECRETS.values(), "Auth=abcdef123", "api_key: xyz12345", "API-KEY=Abcdef99", "token = abcdefg1",
+          "passwd=hunter22", "Password: 'hunter22'", "access_key=abcdef12", "secret: abcdefgh", "ſecret=abcdefgh",
+          "https://user:p4ssw0rd@host", "Bearer abcdefghijklmnop", "BEARER\tabcdefghijklmnop",
+          "eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.sig", "-----BEGIN RSA PRIVATE KEY-----abc-----END RSA PRIVATE KEY-----",
+          "ASIA" + "ABCDEFGHIJKLMNOP", "hf_" + "a" * 34, "glpat-" + "b" * 20, "gho_" + "c" * 36, "xoxp-1234567890a",
+          "sk", "AKI", "bear", ":/", "tok", "plain words"]
+
+
+def test_prefilter_never_changes_the_result() -> None:
+    """``redact`` skips the regexes when no needed literal occurs: for every pattern's shape (in upper, lower or
+    swapped case, inside random neighbours, including a non-ASCII letter that matches an ASCII one
+    case-insensitively) it gives exactly what the regexes give."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_trajaudit.redact import _redact_all
+
+    @settings(max_examples=4000, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(_FILLER), max_size=4), st.sampled_from(_CORES),
+           st.sampled_from([str, str.lower, str.upper, str.swapcase]), st.lists(st.sampled_from(_FILLER), max_size=4))
+    def check(before: list[str], core: str, case, after: list[str]) -> None:
+        text = "".join(before) + case(core) + "".join(after)
+        assert redact(text) == _redact_all(text)
+
+    check()
+    for core in _CORES:  # and each shape alone, as written
+        assert redact(core) == _redact_all(core)
+
+
+@pytest.mark.parametrize("text", ["ſecret=abcdefgh12", "token = abcdefgh12", "plain words only"])
+def test_prefilter_keeps_non_ascii_and_keyword_cases(text: str) -> None:
+    from pytest_trajaudit.redact import _redact_all
+
+    assert redact(text) == _redact_all(text)
+    assert ("<REDACTED>" in redact(text)) == (text != "plain words only")

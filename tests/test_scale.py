@@ -82,6 +82,33 @@ def test_lean_protocol_keeps_maxfail_and_xdist(pytester: pytest.Pytester, runs: 
     assert serial.parseoutcomes() == parallel.parseoutcomes()
 
 
+def test_lean_protocol_honours_skip_and_xfail_marks(pytester: pytest.Pytester, runs: Path) -> None:
+    """A plugin (``-p``: an audit never loads conftest.py) that waives principles with marks gets the same outcome
+    from both protocols: a skip mark skips, a non-strict xfail turns a FAIL into xfailed, run=False never runs."""
+    pytester.syspathinsert()
+    pytester.makepyfile(waive=
+        "import pytest\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for it in items:\n"
+        "        code = it.name\n"
+        "        if code == 'P1':\n"
+        "            it.add_marker(pytest.mark.xfail(reason='P1 waived'))\n"
+        "        elif code == 'P2':\n"
+        "            it.add_marker(pytest.mark.skip(reason='P2 not for this benchmark'))\n"
+        "        elif code == 'P4':\n"
+        "            it.add_marker(pytest.mark.xfail(run=False, reason='P4 off'))\n")
+    out = {}
+    for proto in ("lean", "full"):
+        r = _run(pytester, "--trajaudit=runs", f"--trajaudit-protocol={proto}", "-rsx", "-p", "waive")
+        out[proto] = (r.ret, r.parseoutcomes(), sorted(ln for ln in r.outlines if ln.startswith(("SKIPPED", "XFAIL"))))
+    assert out["lean"] == out["full"]
+    ret, counts, lines = out["lean"]
+    assert ret == 0 and "failed" not in counts  # the one P1 FAIL of the examples is waived
+    assert any("P2 not for this benchmark" in ln for ln in lines)
+    assert any("[NOTRUN] P4 off" in ln for ln in lines)
+    assert any("P1 waived" in ln for ln in lines)
+
+
 def test_bad_protocol_is_a_usage_error(pytester: pytest.Pytester, runs: Path) -> None:
     pytester.makeini("[pytest]\ntrajaudit_protocol = quick\n")
     r = _run(pytester, "--trajaudit=runs")
