@@ -109,6 +109,33 @@ def test_lean_protocol_honours_skip_and_xfail_marks(pytester: pytest.Pytester, r
     assert any("P1 waived" in ln for ln in lines)
 
 
+def test_gc_pacing_freezes_during_the_audit_and_thaws_after(pytester: pytest.Pytester, runs: Path) -> None:
+    """The session's long-lived objects are frozen (out of every collection's walk) while the audit runs, the
+    garbage of each step is still collected, and the next full collection after the session returns them all."""
+    import gc
+
+    pytester.syspathinsert()
+    pytester.makepyfile(probe=(
+        "import gc, pathlib\n"
+        "class Cycle:\n"
+        "    def __init__(self):\n"
+        "        self.me = self\n"
+        "    def __del__(self):\n"
+        "        pathlib.Path('freed').write_text('yes')\n"
+        "def pytest_collection_finish(session):\n"
+        "    Cycle()  # cyclic garbage made before the first freeze: it must not be frozen with the session\n"
+        "def pytest_sessionfinish(session):\n"
+        "    pathlib.Path('frozen').write_text(str(gc.get_freeze_count()))\n"))
+    r = _run(pytester, "--trajaudit=runs", "-p", "probe")
+    assert r.ret == 1
+    assert int((pytester.path / "frozen").read_text()) > 1000
+    assert (pytester.path / "freed").read_text() == "yes"
+    gc.collect()
+    assert gc.get_freeze_count() == 0
+    r = _run(pytester, "--trajaudit=runs", "-p", "no:trajaudit-gc", "-p", "probe")  # the pacer can be turned off
+    assert int((pytester.path / "frozen").read_text()) == 0
+
+
 def test_bad_protocol_is_a_usage_error(pytester: pytest.Pytester, runs: Path) -> None:
     pytester.makeini("[pytest]\ntrajaudit_protocol = quick\n")
     r = _run(pytester, "--trajaudit=runs")

@@ -133,8 +133,9 @@ def _reaches(root: object, kinds: tuple[type, ...]) -> bool:
 
 
 def test_pending_state_pins_no_trajectory(tmp_path: Path, judge_server: JudgeServer) -> None:
-    judge_server.script = [slow(0.3, ok({"bucket": "hard", "reason": "x"})),
-                           slow(0.3, ok({"verdict": "fair", "reason": "x"}))]
+    # answered by purpose: the two requests are in flight together, so their arrival order is not fixed
+    judge_server.responder = lambda r: slow(0.3, ok({"bucket": "hard", "reason": "x"} if r["purpose"] == "p3_bucket"
+                                                    else {"verdict": "fair", "reason": "x"}))
     a = audit(job(tmp_path, "t__mem", final="x" * 100_000), settings(judge_server), ("P1", "P3", "P10", "P11"))
     assert set(a.pending) == {"P3", "P11"}
     kept = a.trim({"P3", "P11", "P13"})
