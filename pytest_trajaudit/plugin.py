@@ -633,6 +633,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         path, line = item.reportinfo()[:2]
         rep.outcome = "skipped"
         rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {na}")
+    if isinstance(item, PrincipleItem | GroupItem):
+        _audit_reports().add(rep)
     if isinstance(item, PrincipleItem | GroupItem) and item.record is not None:
         if call.when == "call" or (call.when == "setup" and rep.failed):
             rep.trajaudit = item.record
@@ -643,34 +645,57 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 
 # Reports cross from xdist workers as report.__dict__ through execnet's pure-Python serializer, which walks every
-# nested value (an item's record holds evidence, data and events): ship the record as one JSON string instead (C
-# json on both ends) and restore it on the controller. A record that is not JSON-able is left for execnet.
-_WIRE = "trajaudit-json"
+# nested value (keywords, user properties, an item's record with its evidence, data and events) on the worker and
+# again on the controller: ship an audit item's report as one JSON string instead (C json on both ends; issue 7:
+# serializing was an eighth of a worker's time and the controller's largest cost). The controller restores it
+# before pytest rebuilds the report, with the tuples JSON turned into lists made tuples again. A report that is
+# not JSON-able crosses as pytest's own dict.
+_PACKED = "trajaudit-report-json"
+_AUDIT_REPORTS: Any = None  # weakref.WeakSet of the reports made for audit items in this process
+
+
+def _audit_reports() -> Any:
+    global _AUDIT_REPORTS
+    if _AUDIT_REPORTS is None:
+        import weakref
+
+        _AUDIT_REPORTS = weakref.WeakSet()
+    return _AUDIT_REPORTS
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_report_to_serializable(config: pytest.Config, report: Any):
     data = yield
-    rec = data.get("trajaudit") if isinstance(data, dict) else None
-    if isinstance(rec, dict):
+    if isinstance(data, dict) and _AUDIT_REPORTS is not None and report in _AUDIT_REPORTS:
         import json
 
         try:
-            data["trajaudit"] = {_WIRE: json.dumps(rec, separators=(",", ":"))}
+            return {"$report_type": data.get("$report_type"), _PACKED: json.dumps(data, separators=(",", ":"))}
         except (TypeError, ValueError):
             pass
     return data
 
 
+def _tuples(data: dict[str, Any]) -> dict[str, Any]:
+    """Undo JSON's tuple → list on the fields pytest's reports hold as tuples (execnet keeps tuples)."""
+    if isinstance(data.get("location"), list):
+        data["location"] = tuple(data["location"])
+    for key in ("sections", "user_properties"):
+        if isinstance(data.get(key), list):
+            data[key] = [tuple(x) if isinstance(x, list) else x for x in data[key]]
+    if isinstance(data.get("longrepr"), list):  # a skip's (path, line, reason)
+        data["longrepr"] = tuple(data["longrepr"])
+    return data
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_report_from_serializable(config: pytest.Config, data: Any):
-    report = yield
-    rec = getattr(report, "trajaudit", None)
-    if isinstance(rec, dict) and isinstance(rec.get(_WIRE), str):
+    if isinstance(data, dict) and isinstance(data.get(_PACKED), str):
         import json
 
-        report.trajaudit = json.loads(rec[_WIRE])
-    return report
+        packed = data.pop(_PACKED)
+        data.update(_tuples(json.loads(packed)))
+    return (yield)
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):

@@ -136,6 +136,35 @@ def test_gc_pacing_freezes_during_the_audit_and_thaws_after(pytester: pytest.Pyt
     assert int((pytester.path / "frozen").read_text()) == 0
 
 
+def test_reports_packed_for_xdist_arrive_whole(pytester: pytest.Pytester, runs: Path) -> None:
+    """Audit items' reports cross from the workers as one JSON string each (plugin.py): what the controller
+    rebuilds gives the same JUnit testcases (properties from the teardown report, skip reasons from the
+    (path, line, reason) tuple), the same -rsx lines and the same outcomes as a serial run."""
+    pytest.importorskip("xdist")
+    out = {}
+    for name, extra in (("serial", ()), ("xdist", ("-n", "2"))):
+        r = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", "-rsxf", f"--junitxml={name}.xml", *extra)
+        assert r.ret == 1
+        lines = sorted(ln for ln in r.outlines if ln.startswith(("SKIPPED", "XFAIL", "FAILED")))
+        out[name] = (r.parseoutcomes(), lines, _junit_cases(pytester.path / f"{name}.xml"))
+    assert out["xdist"] == out["serial"]
+    counts, lines, cases = out["serial"]
+    assert counts["skipped"] > 10 and any(ln.startswith("SKIPPED [1] runs/") for ln in lines)
+    assert sum('name="trajaudit.evidence"' in c for c in cases) == len(cases) > 50
+    assert any('<skipped type="pytest.skip"' in c for c in cases) and any("<failure" in c for c in cases)
+
+
+def _junit_cases(path: Path) -> list[str]:
+    """Every JUnit testcase, whole (properties, failure, skipped), without its time, in node-id order."""
+    import xml.etree.ElementTree as ET
+
+    cases = []
+    for case in ET.parse(path).getroot().iter("testcase"):
+        case.attrib.pop("time", None)
+        cases.append(ET.tostring(case, encoding="unicode"))
+    return sorted(cases)
+
+
 def test_bad_protocol_is_a_usage_error(pytester: pytest.Pytester, runs: Path) -> None:
     pytester.makeini("[pytest]\ntrajaudit_protocol = quick\n")
     r = _run(pytester, "--trajaudit=runs")
