@@ -140,9 +140,8 @@ class JobNode(pytest.File):
                 if not adv:
                     continue
             item = PrincipleItem.from_parent(self, name=p.code, principle=p)
-            item.add_marker(p.code)
-            item.add_marker(p.tier.lower())
-            item.add_marker(p.family)
+            for mark in _marks(p):
+                item.add_marker(mark)
             yield item
 
     @functools.cached_property
@@ -221,6 +220,12 @@ def _file_node(parent: pytest.Collector, f: Path, *, given: bool, max_file: int)
     if c is not None or given:
         return JobNode.from_parent(parent, path=f, ref=bare_file(f))
     return None
+
+
+@functools.lru_cache(maxsize=512)
+def _marks(p: Principle) -> tuple[pytest.MarkDecorator, ...]:
+    """A principle's markers (its code, cost tier and family), built once rather than once per job."""
+    return tuple(getattr(pytest.mark, name) for name in (p.code, p.tier.lower(), p.family))
 
 
 class PrincipleItem(pytest.Item):

@@ -51,10 +51,27 @@ def _may_hold_secret(text: str) -> bool:
     return any(n in low for n in _NEEDED)
 
 
+# The same short strings come back for every job (data keys such as "status", statuses, stock evidence): their
+# redaction is remembered (bounded: emptied when full).
+_CACHE: dict[str, str] = {}
+_CACHE_MAX_ENTRIES = 8192
+_CACHE_MAX_CHARS = 512
+
+
 def redact(text: str) -> str:
-    if not text or not _may_hold_secret(text):
+    if not text:
         return text
-    return _redact_all(text)
+    short = len(text) <= _CACHE_MAX_CHARS
+    if short:
+        done = _CACHE.get(text)
+        if done is not None:
+            return done
+    out = _redact_all(text) if _may_hold_secret(text) else text
+    if short:
+        if len(_CACHE) >= _CACHE_MAX_ENTRIES:
+            _CACHE.clear()
+        _CACHE[text] = out
+    return out
 
 
 def _redact_all(text: str) -> str:
