@@ -299,9 +299,9 @@ def iter_lines(base: Path, rel: str, max_file: int = DEFAULT_MAX_FILE_BYTES, chu
             *lines, pending = pending.split(b"\n")
             for line in lines:
                 lineno += 1
-                if line.strip():
+                if line and not line.isspace():  # (no copy of the line, unlike strip())
                     yield lineno, line
-        if pending.strip():
+        if pending and not pending.isspace():
             yield lineno + 1, pending
     finally:
         os.close(fd)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from ..model import EDIT, EXECUTE, READ, SEARCH, Event
+from ..needles import may_match
 
 # redirect targets: `> f`, `>> f`, `tee [-a] f`, `cp/mv/install SRC DST`, `ln -s SRC DST`, `sed -i ... f`,
 # `touch f`, heredoc `cat > f <<EOF`. Heuristic by design: documented in the README.
@@ -16,6 +17,7 @@ _SED_I = re.compile(r"\bsed\s+(?:-[^i\s]*\s+)*-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)
 _TOUCH = re.compile(r"\b(?:touch|mkdir(?:\s+-p)?)\s+([^\s;&|<>()]+)")
 _PY_OPEN_W = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wax]")
 _WRITE_TEXT = re.compile(r"Path\(\s*['\"]([^'\"]+)['\"]\s*\)\.write_(?:text|bytes)")
+_WRITERS = (_REDIRECT, _TEE, _CPMV, _LN, _SED_I, _TOUCH, _PY_OPEN_W, _WRITE_TEXT)
 
 _READ_CMDS = {"cat", "head", "tail", "less", "more", "wc", "ls", "grep", "rg", "find", "file", "stat", "xxd",
               "od", "hexdump", "jq", "tree", "du", "strings", "nl", "sort", "uniq", "cut", "diff", "awk", "sed",
@@ -31,7 +33,9 @@ def write_targets(command: str) -> list[str]:
     if not command:
         return []
     out: list[str] = []
-    for rx in (_REDIRECT, _TEE, _CPMV, _LN, _SED_I, _TOUCH, _PY_OPEN_W, _WRITE_TEXT):
+    for rx in _WRITERS:
+        if not may_match(rx, command):
+            continue
         for m in rx.finditer(command):
             t = m.group(1).strip("'\"")
             if t and not t.startswith(("/dev/", "&")) and t not in ("-", "EOF"):

@@ -65,7 +65,12 @@ def git_probes(job: Job) -> list[GitProbe]:
     objects, fetching/pulling, and naming a commit by hash or a remote ref that no earlier plain ``git log`` /
     ``git blame`` output showed (a commit the agent saw in the checked-out history is the past, not the future)."""
     out: list[GitProbe] = []
-    seen_past: set[str] = set()
+    seen_past: set[str] = set()  # hashes an earlier plain log printed
+    seen_prefixes: set[str] = set()  # and every prefix of them that _SHA can match (7+ hex digits)
+
+    def seen(sha: str) -> bool:  # a printed hash abbreviates it, or it abbreviates a printed hash
+        return sha in seen_prefixes or any(sha[:k] in seen_past for k in range(7, len(sha)))
+
     for e in job.trajectory.events:
         if e.type != TOOL or e.kind != EXECUTE or "git" not in e.command:
             continue
@@ -88,7 +93,7 @@ def git_probes(job: Job) -> list[GitProbe]:
                     break
                 for sm in _SHA.finditer(args):
                     sha = sm.group(1)
-                    if not any(p.startswith(sha) or sha.startswith(p) for p in seen_past):
+                    if not seen(sha):
                         why = f"git {m.group(1)} of commit {sha} not shown by an earlier git log"
                         break
                 if why:
@@ -96,5 +101,9 @@ def git_probes(job: Job) -> list[GitProbe]:
         if why:
             out.append(GitProbe(e, why))
         elif _PLAIN_LOG.search(cmd) and e.output:
-            seen_past.update(m.group(1) for m in _SHA.finditer(e.output[:200_000]))
+            for m in _SHA.finditer(e.output[:200_000]):
+                sha = m.group(1)
+                if sha not in seen_past:
+                    seen_past.add(sha)
+                    seen_prefixes.update(sha[:k] for k in range(7, len(sha) + 1))
     return out

@@ -13,6 +13,7 @@ import json
 import re
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, READ, SKILL, THINK, THOUGHT, TOOL, USER, Event, Finding, Job
+from ..needles import may_match
 from ..redact import quote
 from ..settings import Settings
 from . import principle
@@ -171,8 +172,9 @@ def _target_texts(e: Event) -> list[tuple[str, bool]]:
 
 
 def _matches(text: str, cfg: Settings, extra: re.Pattern[str] | None):
-    yield from cfg.read_re.finditer(text)
-    if extra is not None:
+    if may_match(cfg.read_re, text):
+        yield from cfg.read_re.finditer(text)
+    if extra is not None and may_match(extra, text):
         yield from extra.finditer(text)
 
 
@@ -216,7 +218,8 @@ def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
                     warns.append((e, f"failed attempt to read {tok!r}"))
                 else:
                     warns.append((e, f"attempt to read {tok!r} (outcome unknown)"))
-            if e.kind == EXECUTE and e.command and cfg.dragnet_re.search(e.command):
+            if e.kind == EXECUTE and e.command and may_match(cfg.dragnet_re, e.command) \
+                    and cfg.dragnet_re.search(e.command):
                 warns.append((e, "dragnet search of the whole filesystem"))
             own |= written
         elif e.type in (AGENT, THOUGHT) and e.text:
@@ -258,18 +261,12 @@ def _verdict(job: Job, fails: list[tuple[Event, str]], warns: list[tuple[Event, 
     return Finding.ok(clean)
 
 
-# a literal every match of the pattern contains: skip the scan when it is absent (a leading \b stops re from
-# searching for the literal prefix, which made this one pattern ~40x slower than the others on large texts)
-_NEEDLES = {r"\bconftest\.py": "conftest.py"}
-
-
 def _lethal_path_hits(text: str, cfg: Settings) -> list[str]:
     out = []
     for p in cfg.lethal_patterns:
         if "pip" in p.pattern:
             continue
-        needle = _NEEDLES.get(p.pattern)
-        if needle is not None and needle not in text:
+        if not may_match(p, text):  # e.g. \bconftest\.py: re cannot search for the literal after a \b itself
             continue
         for m in p.finditer(text):
             out.append(m.group(0))

@@ -288,6 +288,18 @@ def test_git_show_of_a_sha_an_earlier_log_printed_is_no_probe(task):
     assert "git_history" not in f.data
 
 
+@pytest.mark.parametrize("printed, named, probe", [
+    ("3f2a9c1d4e5f60718293a4b5c6d7e8f901234567", "3f2a9c1d", False),  # a full hash printed, an abbreviation named
+    ("3f2a9c1", "3f2a9c1d4e5f60718293a4b5c6d7e8f901234567", False),  # abbreviated in the log, named in full
+    ("3f2a9c1d4e5f60718293a4b5c6d7e8f901234567", "3f2a9c2", True),  # a different commit
+    ("3f2a9c1d", "3f2a9c1e", True),
+])
+def test_a_printed_hash_covers_its_abbreviations_both_ways(task, printed, named, probe):
+    j = tjob(task, sh("git log --oneline", f"{printed} fix\n0b1c2d3 initial"), sh(f"git show {named}", "x"), msg("done"))
+    f = p1(j)
+    assert ("git_history" in f.data) is probe, f.evidence
+
+
 def test_git_show_of_a_sha_seen_only_after_the_show_is_a_probe(task):
     j = tjob(task, sh("git show 3f2a9c1", "commit 3f2a9c1"), sh("git log --oneline", "3f2a9c1 fix"))
     f = p1(j)
