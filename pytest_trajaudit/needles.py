@@ -44,10 +44,22 @@ def needles(rx: re.Pattern[str]) -> tuple[str, ...] | None:
     return found
 
 
+_BY_PATTERN: dict[re.Pattern[str], tuple[str, ...] | None] = {}
+
+
 def may_match(rx: re.Pattern[str], text: str) -> bool:
-    """False only when ``rx`` certainly finds nothing in ``text``."""
-    ns = needles(rx)
-    return ns is None or any(n in text for n in ns)
+    """False only when ``rx`` certainly finds nothing in ``text``. (Called for every scanned text: kept to a
+    dictionary lookup and a plain loop.)"""
+    try:
+        ns = _BY_PATTERN[rx]
+    except KeyError:
+        ns = _BY_PATTERN[rx] = needles(rx)
+    if ns is None:
+        return True
+    for n in ns:  # noqa: SIM110 (a plain loop: any() over a generator costs more per call)
+        if n in text:
+            return True
+    return False
 
 
 def _sequence(items: list[tuple[Any, Any]]) -> list[str] | None:

@@ -224,6 +224,28 @@ def test_streamed_and_whole_reads_give_the_same_trajectory(tmp_path: Path, fmt: 
     assert a.raw_text == "" and b.raw_text  # the whole text is not kept for a streamed file
 
 
+def test_line_reader_equals_split_for_any_chunking(tmp_path: Path) -> None:
+    """iter_lines (a buffered reader's readline, lines longer than the buffer included) gives, for any bytes and
+    buffer size, exactly the non-blank lines of ``split(b"\\n")`` with their line numbers."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_trajaudit.safeio import iter_lines
+
+    f = tmp_path / "f"
+
+    @settings(max_examples=300, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from([b"a", b"bb", b"\n", b" ", b"\t\n", b"xyz" * 9, b"\n\n", b"\r"]), max_size=40),
+           st.sampled_from([1, 16, 17, 64]))
+    def check(parts: list[bytes], chunk: int) -> None:
+        data = b"".join(parts)
+        f.write_bytes(data)
+        want = [(i + 1, ln) for i, ln in enumerate(data.split(b"\n")) if ln.strip()]
+        assert list(iter_lines(tmp_path, "f", 1 << 20, chunk)) == want
+
+    check()
+
+
 def test_only_certain_json_lines_are_streamed(tmp_path: Path) -> None:
     (tmp_path / "pretty.json").write_text(json.dumps({"a": [1, 2]}, indent=2))
     (tmp_path / "one.jsonl").write_text(json.dumps({"type": "user_message", "text": "x"}) + "\n\n")
