@@ -630,6 +630,60 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
               f"{args.xdist_format} trajectories; >1 means xdist is faster; load average now {loadavg()})\n", flush=True)
         target(f"-n {args.workers} vs -n 0, {tree.jobs} jobs × {args.xdist_mb:g} MiB", f"{speed:.2f}×",
                "≥ 1.6× (500 × 1 MiB)", speed >= 1.6 if tree.jobs >= 500 else None)
+        xdist_ceiling(work, args, n_items(a.counts), a.cpu)
+
+
+_CEILING_TEST = """\
+import pytest
+
+K = {k}
+
+
+@pytest.mark.parametrize("i", range({items}))
+def test_work(i):
+    sum(range(K))
+"""
+
+
+def _calibrate() -> float:
+    """CPU seconds of ``sum(range(100_000))`` in a fresh interpreter like the test's (best of 20)."""
+    code = ("import time\nb=9\nfor _ in range(20):\n c=time.process_time(); sum(range(100_000)); "
+            "b=min(b, time.process_time()-c)\nprint(b)")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    return float(p.stdout.strip())
+
+
+def xdist_ceiling(work: Path, args: argparse.Namespace, items: int, audit_cpu: float | None) -> None:
+    """xdist's own ceiling for work cut this fine: a bare parametrized test with as many items whose -n 0 run
+    costs the CPU the audit's -n 0 run did (each item burns an audit item's average CPU minus what pytest spends
+    on a bare item), -n 0 vs -n W."""
+    if not items or not audit_cpu:
+        return
+    per_item = audit_cpu / items
+    d = work / "ceiling"
+    d.mkdir(exist_ok=True)
+    # first the same test doing nothing: its CPU is pytest's own; each item then burns the rest of an audit item
+    (d / "test_ceiling.py").write_text(_CEILING_TEST.format(k=0, items=items))
+    zero = best_of(pytest_cmd("ceiling/test_ceiling.py", "-q", "-p", "no:cacheprovider", "-n", "0"), work, 1,
+                   args.timeout, label="bare ceiling calibration")
+    work_per_item = max(per_item - (zero.cpu or 0) / items, 0.0)
+    k = max(1, int(100_000 * work_per_item / max(_calibrate(), 1e-9)))
+    (d / "test_ceiling.py").write_text(_CEILING_TEST.format(k=k, items=items))
+    res = {}
+    rows = []
+    for n in ("0", str(args.workers)):
+        cmd = pytest_cmd("ceiling/test_ceiling.py", "-q", "-p", "no:cacheprovider", "-n", n)
+        note_cmd("c", cmd, work, work)
+        b = best_of(cmd, work, args.repeat, args.timeout, label=f"bare ceiling (c, -n {n})")
+        res[n] = b
+        rows.append([f"bare, -n {n}", n_items(b.counts) if b.ok else None, b.wall, b.cpu])
+    table(["run", "items", "wall s", "CPU s"], rows)
+    a, b = res["0"], res[str(args.workers)]
+    if a.ok and b.ok:
+        print(f"xdist's own ceiling here: {items:,} bare items of ~{per_item * 1000:.2f} ms CPU each (what an audit "
+              f"item of the -n 0 run cost on average, pytest included): -n {args.workers} is {a.wall / b.wall:.2f}× "
+              f"-n 0. Every item's reports cross to one controller process that shares the cores with the "
+              f"workers.\n", flush=True)
 
 
 def section_d(work: Path, args: argparse.Namespace) -> None:
