@@ -633,7 +633,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         path, line = item.reportinfo()[:2]
         rep.outcome = "skipped"
         rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {na}")
-    if isinstance(item, PrincipleItem | GroupItem):
+    if isinstance(item, PrincipleItem | GroupItem) and hasattr(item.config, "workerinput"):  # an xdist worker
         _audit_reports().add(rep)
     if isinstance(item, PrincipleItem | GroupItem) and item.record is not None:
         if call.when == "call" or (call.when == "setup" and rep.failed):
