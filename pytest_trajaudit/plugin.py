@@ -554,8 +554,9 @@ _SKIP_MARKS = ("skip", "skipif", "xfail")
 
 
 def _lean_setup(item: pytest.Item, session: pytest.Session) -> None:
-    """What the setup hook chain does for an audit item: ``skip``/``skipif``/``xfail`` marks (a conftest may add
-    them, e.g. to waive a principle) are evaluated as ``_pytest.skipping`` does, then the item is set up. An item
+    """What the setup hook chain does for an audit item: ``skip``/``skipif``/``xfail`` marks (a plugin loaded with
+    ``-p`` may add them, e.g. to waive a principle) are evaluated as ``_pytest.skipping`` does, then the item is
+    set up. An item
     without such a mark records "no xfail" at once (the makereport wrapper of ``_pytest.skipping`` looks it up
     for every phase)."""
     from _pytest.skipping import xfailed_key
