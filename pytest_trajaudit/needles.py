@@ -5,8 +5,9 @@ after a ``\\b``: it then tries every branch at every position, some 30–50 time
 :func:`needles` reads a pattern's syntax tree once and returns strings of which every match must contain at
 least one (a required literal of each branch), or None when it cannot tell. :func:`may_match` is then a few C
 substring searches: False means the pattern certainly has no match in the text, True means run it. The patterns
-come from the settings and the rules file, so nothing here is hand-written per pattern; a pattern it cannot read
-(case-insensitive, backreferences, a parser change) simply gets no prefilter.
+come from the settings, the rules file and the redaction list, so nothing here is hand-written per pattern; a
+pattern it cannot read (no required literal, a case-insensitive literal that is not ASCII, a parser change)
+simply gets no prefilter.
 """
 
 from __future__ import annotations
@@ -21,45 +22,57 @@ except ImportError:  # pragma: no cover - a Python without the module: no prefil
     _sre = None
 
 MIN_NEEDLE = 1  # even one character is a C search (memchr) that spares most texts the regex
-_CACHE: dict[tuple[str, int], tuple[str, ...] | None] = {}
 
 
 def needles(rx: re.Pattern[str]) -> tuple[str, ...] | None:
-    """Literals such that every match of ``rx`` contains one of them; None: unknown (always run ``rx``)."""
-    key = (rx.pattern, rx.flags)
-    if key in _CACHE:
-        return _CACHE[key]
-    found: tuple[str, ...] | None = None
-    if _sre is not None and isinstance(rx.pattern, str):
-        try:
-            tree = _sre.parse(rx.pattern, rx.flags)
-            if not tree.state.flags & (re.IGNORECASE | re.VERBOSE):
-                best = _sequence(list(tree))
-                if best:  # a needle holding another needle adds nothing: the shorter one is found first
-                    uniq = set(best)
-                    found = tuple(sorted(n for n in uniq if not any(m != n and m in n for m in uniq)))
-        except Exception:  # any surprise in the private parser: no prefilter, never a wrong answer
-            found = None
-    _CACHE[key] = found
-    return found
-
-
-_BY_PATTERN: dict[re.Pattern[str], tuple[str, ...] | None] = {}
+    """Literals such that every match of ``rx`` contains one of them (lower-cased when ``rx`` ignores case: then
+    they hold for the lower-cased text, and only ASCII text is filtered); None: unknown (always run ``rx``)."""
+    found = _plan(rx)
+    return found[0] if found else None
 
 
 def may_match(rx: re.Pattern[str], text: str) -> bool:
     """False only when ``rx`` certainly finds nothing in ``text``. (Called for every scanned text: kept to a
     dictionary lookup and a plain loop.)"""
     try:
-        ns = _BY_PATTERN[rx]
+        plan = _PLANS[rx]
     except KeyError:
-        ns = _BY_PATTERN[rx] = needles(rx)
-    if ns is None:
+        plan = _plan(rx)
+    if plan is None:
         return True
+    ns, fold = plan
+    if fold:
+        if not text.isascii():  # under IGNORECASE a non-ASCII letter may match an ASCII one ("ſ" and "s")
+            return True
+        text = text.lower()
     for n in ns:  # noqa: SIM110 (a plain loop: any() over a generator costs more per call)
         if n in text:
             return True
     return False
+
+
+_PLANS: dict[re.Pattern[str], tuple[tuple[str, ...], bool] | None] = {}
+
+
+def _plan(rx: re.Pattern[str]) -> tuple[tuple[str, ...], bool] | None:
+    """(needles, case-folded) for ``rx``, computed once per pattern."""
+    if rx in _PLANS:
+        return _PLANS[rx]
+    plan = None
+    if _sre is not None and isinstance(rx.pattern, str):
+        try:
+            tree = _sre.parse(rx.pattern, rx.flags)
+            fold = bool(tree.state.flags & re.IGNORECASE)
+            best = _sequence(list(tree))
+            if best and fold:
+                best = [n.lower() for n in best] if all(n.isascii() for n in best) else None
+            if best:  # a needle holding another needle adds nothing: the shorter one is found first
+                uniq = set(best)
+                plan = (tuple(sorted(n for n in uniq if not any(m != n and m in n for m in uniq))), fold)
+        except Exception:  # any surprise in the private parser: no prefilter, never a wrong answer
+            plan = None
+    _PLANS[rx] = plan
+    return plan
 
 
 def _sequence(items: list[tuple[Any, Any]]) -> list[str] | None:

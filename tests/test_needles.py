@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_trajaudit import redact
 from pytest_trajaudit import settings as cfg
 from pytest_trajaudit.needles import may_match, needles
 from pytest_trajaudit.principles import _shell
@@ -18,9 +19,11 @@ PROJECT = [cfg.Settings().read_re, cfg.Settings().dragnet_re, *map(re.compile, c
            re.compile(cfg.PIP_SHADOW), re.compile(cfg.PIP_PYTEST), *_shell._WRITERS, _shell._SOLVER]
 TRICKY = [r"(?:abc)?def", r"(?:a|)bc", r"(a|b)*c", r"x{0}yz", r"(?<=ab)cd", r"(?<!ab)cd", r"ab(?=cd)", r"ab|c+d",
           r"(?:foo|bar)+baz", r"\bq\b", r"[ab]c", r"(ab|cd)(ef|gh)", r"a.*b", r"(?s)a.b", r"x(?:y(?:z|w))", r"(?m)^ab$",
-          r"(?i:ab)cd", r"x(?i:ab)", r"a(?#comment)b", r"a{2}", r"(?P<n>ab)(?P=n)"]
-ALL = PROJECT + [re.compile(p) for p in TRICKY]
-ALPHABET = sorted({c for rx in ALL for c in rx.pattern if c.isprintable()} | set("abcdxyz /._-\n\t>'\"0AB"))
+          r"(?i:ab)cd", r"x(?i:ab)", r"a(?#comment)b", r"a{2}", r"(?P<n>ab)(?P=n)", r"(?i)AbC", r"(?i)sec|key",
+          r"(?ix) a b  # spaced", r"(?i)k", r"(?i)(?:bearer\s+)X"]
+REDACT = [*redact._PATTERNS]
+ALL = PROJECT + REDACT + [re.compile(p) for p in TRICKY]
+ALPHABET = sorted({c for rx in ALL for c in rx.pattern if c.isprintable()} | set("abcdxyz /._-\n\t>'\"0ABſK"))
 
 
 def test_project_patterns_get_needles() -> None:
@@ -29,9 +32,13 @@ def test_project_patterns_get_needles() -> None:
     assert needles(re.compile(r"\bconftest\.py")) == ("conftest.py",)
     assert needles(_shell._REDIRECT) == (">",)
     assert set(needles(_shell._CPMV) or ()) == {"cp", "mv", "install", "rsync"}
+    # case-insensitive: lower-cased needles, checked against the lower-cased text (ASCII text only)
+    assert needles(re.compile(r"(?i)Bearer\s+\S+")) == ("bearer",)
+    assert may_match(re.compile(r"(?i)Bearer"), "BEARER x") and not may_match(re.compile(r"(?i)Bearer"), "beer")
+    assert may_match(re.compile(r"(?i)secret"), "ſecret")  # non-ASCII text: always run (it matches)
 
 
-@pytest.mark.parametrize("pattern", [r"(?i)abc", r"a|\w+", r"(?x) a b", r".*", r"(?:ab)?"])
+@pytest.mark.parametrize("pattern", [r"a|\w+", r".*", r"(?:ab)?", r"(?i)ſecret"])
 def test_patterns_it_cannot_read_get_no_prefilter(pattern: str) -> None:
     assert needles(re.compile(pattern)) is None
     assert may_match(re.compile(pattern), "")

@@ -139,7 +139,7 @@ def _context(chunk: str, start: int, end: int, n: int = 40) -> str:
         last = m
     if last is not None:
         left = left[last.end():]
-        if last.group(0) == "\\":  # skip the escape's letter (\n, \t, \uXXXX)
+        if last.group(0) == "\\":  # skip the escape's letter (\n, \t, or \u and its four hex digits)
             left = left[5:] if left[:1] == "u" else left[1:]
     right = chunk[end:end + n]
     m = _CTX_STOP.search(right)
