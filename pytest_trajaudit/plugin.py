@@ -398,6 +398,10 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(rollup, "trajaudit-rollup")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "trajaudit-xdist")
+        if not hasattr(config, "workerinput"):
+            config.pluginmanager.register(XdistBatchHooks(), "trajaudit-xdist-batch")  # -p no:… turns it off
+    if hasattr(config, "workerinput"):
+        _batch_worker_events(config)
     pacer = GcPacer()
     config.add_cleanup(pacer.close)  # before pytest's own cleanups, so it runs after them (a LIFO stack)
     config.pluginmanager.register(pacer, "trajaudit-gc")
@@ -667,7 +671,7 @@ def _audit_reports() -> Any:
 @pytest.hookimpl(wrapper=True)
 def pytest_report_to_serializable(config: pytest.Config, report: Any):
     data = yield
-    if isinstance(data, dict) and _AUDIT_REPORTS is not None and report in _AUDIT_REPORTS:
+    if isinstance(data, dict) and not _BATCHED and _AUDIT_REPORTS is not None and report in _AUDIT_REPORTS:
         import json
 
         try:
@@ -873,6 +877,43 @@ class XdistHooks:
         if config.getoption("dist") == "load" and not explicit:
             return audit_scope_scheduling()(config, log)
         return None
+
+
+class XdistBatchHooks:
+    """On the controller: offer each worker to batch its item events by job, and unpack the batches
+    (xdist_batch.py). Registered as ``trajaudit-xdist-batch``: ``-p no:trajaudit-xdist-batch`` sends every event
+    alone, as xdist does."""
+
+    def pytest_configure_node(self, node: Any) -> None:
+        from . import xdist_batch
+
+        node.workerinput[xdist_batch.OFFER] = xdist_batch.offer()
+        node.process_from_remote = xdist_batch.controller_unbatch(node.process_from_remote)
+
+
+def _batch_worker_events(config: pytest.Config) -> None:
+    """On an xdist worker offered batching (xdist_batch.py): send a job's item events as one message."""
+    from . import xdist_batch
+
+    if not xdist_batch.accepted(config.workerinput):  # type: ignore[attr-defined]
+        return
+    interactor = next((p for p in config.pluginmanager.get_plugins() if type(p).__name__ == "WorkerInteractor"
+                       and all(hasattr(p, a) for a in ("sendevent", "torun", "nextitem_index"))), None)
+    if interactor is None or not hasattr(interactor.torun, "lock"):
+        return
+
+    def same_job(done: Any, nxt: Any) -> bool:
+        items = interactor.session.items
+        if not (isinstance(done, int) and isinstance(nxt, int) and 0 <= done < len(items) and 0 <= nxt < len(items)):
+            return False
+        return isinstance(items[done], PrincipleItem) and items[nxt].parent is items[done].parent
+
+    global _BATCHED
+    _BATCHED = True
+    xdist_batch.WorkerBatcher(interactor, same_job)
+
+
+_BATCHED = False  # this xdist worker batches its events (marshal keeps a report's dict as it is: no JSON packing)
 
 
 @functools.cache

@@ -514,3 +514,23 @@ def test_audit_scheduler_keeps_jobs_whole_and_one_ahead() -> None:
     sched.mark_test_complete(b, 11)
     assert not sched.has_pending
     assert sched.remove_node(a) is None and sched.remove_node(b) is None
+
+
+def test_the_package_opts_out_of_assert_rewriting(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest marks every module of a pytest11 distribution for assert rewriting (and re-parses them in every
+    process when it may not write bytecode): the package takes itself off pytest's real hook, and only itself."""
+    import sys
+
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    import pytest_trajaudit
+
+    config = pytester.parseconfig()
+    hook = AssertionRewritingHook(config)
+    hook.mark_rewrite("pytest_trajaudit", "some_other_plugin")
+    monkeypatch.setattr(sys, "meta_path", [hook, *sys.meta_path])
+    state = type("State", (), {"trace": staticmethod(lambda *a: None)})()
+    assert hook._is_marked_for_rewrite("some_other_plugin.mod", state)
+    pytest_trajaudit._no_assert_rewrite()
+    assert not hook._is_marked_for_rewrite("pytest_trajaudit.plugin", state)
+    assert hook._is_marked_for_rewrite("some_other_plugin.mod2", state)

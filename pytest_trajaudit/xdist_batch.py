@@ -1,0 +1,116 @@
+"""Batch an xdist worker's per-item events by job (issue 7: the controller's cost under ``-n``).
+
+xdist sends every event of every item as its own execnet message: ``logstart``, three ``testreport`` (setup, call,
+teardown), ``logfinish``, ``runtest_protocol_complete`` and any ``warning_recorded``, six or seven messages for an
+item that takes a fraction of a millisecond. Each costs a pure-Python serialization on the worker, a pipe write,
+a read and a pure-Python deserialization in the controller's receiver thread, which shares the cores with the
+workers. Here a worker keeps the events of one job's items and sends them as one message (``marshal``: C on both
+ends, tuples kept) when the job's last item is done, before it would wait for work, before any other event, and
+every :data:`LIMIT` events. The controller unpacks the message and hands each event to xdist in order, exactly as
+if it had arrived alone: every hook on the controller (terminal, JUnit, CTRF, ``-x``/``--maxfail``, the
+scheduler) sees the same events, a job later at most.
+
+Both ends must agree: the controller offers batching in the worker's ``workerinput`` (the ``marshal`` format
+version), and a worker batches only when it is offered the version it writes, so a worker without this module (an
+older install behind ``--tx``) or with another format simply sends events one by one.
+
+No pytest here (plugin.py wires it in). The worker is our own process: what it sends is as trusted as what
+xdist itself sends, the audited files never reach ``marshal`` other than as strings inside reports."""
+
+from __future__ import annotations
+
+import marshal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+OFFER = "trajaudit_batch"  # key in workerinput
+EVENT = "trajaudit_events"  # the batch's event name
+LIMIT = 2048  # events per batch at most (a job of a few hundred items flushes every ~300 items)
+PER_ITEM = frozenset({"logstart", "logfinish", "testreport", "warning_recorded", "runtest_protocol_complete"})
+
+
+def offer() -> int:
+    return marshal.version
+
+
+def accepted(workerinput: dict[str, Any]) -> bool:
+    return workerinput.get(OFFER) == marshal.version
+
+
+class WorkerBatcher:
+    """Wraps an xdist ``WorkerInteractor``: its ``sendevent`` and its queue's ``get``.
+
+    ``same_job(done, next)`` says whether item index ``next`` continues the job of item index ``done``; until it
+    does not, a finished item's events wait. The lock makes ``sendevent`` safe from execnet's receiver thread
+    (xdist's ``steal`` answers from there)."""
+
+    def __init__(self, interactor: Any, same_job: Callable[[int, Any], bool], limit: int = LIMIT) -> None:
+        self.interactor = interactor
+        self.send_one: Callable[..., None] = interactor.sendevent
+        self.same_job = same_job
+        self.limit = limit
+        self.buf: list[tuple[str, dict[str, Any]]] = []
+        self.lock = threading.Lock()
+        self.batches = 0
+        interactor.sendevent = self.sendevent
+        queue = interactor.torun
+        self._get = queue.get
+        queue.get = self.get
+
+    def sendevent(self, name: str, **kwargs: Any) -> None:
+        with self.lock:
+            if name in PER_ITEM:
+                self.buf.append((name, kwargs))
+                if len(self.buf) < self.limit and (
+                        name != "runtest_protocol_complete"
+                        or self.same_job(kwargs.get("item_index"), self.interactor.nextitem_index)):
+                    return
+                self._flush()
+                return
+            self._flush()
+            self.send_one(name, **kwargs)
+
+    def get(self) -> Any:
+        """The worker's next item index; sends what waits first when it would have to wait for one (the
+        controller may be waiting for those very events before it hands out more work)."""
+        with self.interactor.torun.lock() as items:
+            waiting = not items
+        if waiting:
+            self.flush()
+        return self._get()
+
+    def flush(self) -> None:
+        with self.lock:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self.buf:
+            return
+        events, self.buf = self.buf, []
+        try:
+            blob = marshal.dumps(events)
+        except ValueError:  # something execnet can send and marshal cannot: send them as xdist would
+            for name, kwargs in events:
+                self.send_one(name, **kwargs)
+            return
+        self.batches += 1
+        self.send_one(EVENT, events=blob)
+
+
+def controller_unbatch(process: Callable[[Any], None]) -> Callable[[Any], None]:
+    """Wrap a ``WorkerController.process_from_remote``: a batch is handed on event by event."""
+
+    def process_from_remote(eventcall: Any) -> None:
+        if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == EVENT:
+            try:
+                events = marshal.loads(eventcall[1]["events"])
+            except (KeyError, TypeError, ValueError, EOFError) as exc:
+                process(("internal_error", {"formatted_error": f"trajaudit: unreadable event batch: {exc}"}))
+                return
+            for event in events:
+                process(tuple(event))
+            return
+        process(eventcall)
+
+    return process_from_remote
