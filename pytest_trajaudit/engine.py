@@ -17,6 +17,7 @@ from .judges import Answer
 from .loaders.job import load_job
 from .model import Finding, Job, UnusableInput
 from .principles import Pending, Principle
+from .principles._shell import forget
 from .redact import clean, redact_tree
 from .settings import Settings
 
@@ -143,6 +144,13 @@ def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle], *, judges
         job = load_job(ref, cfg)
     except UnusableInput as exc:
         return JobAudit(redact_tree(_error_meta(ref, cfg)), {}, error=clean(_short_error(ref, exc)))
+    try:
+        return _audit_loaded(job, ref, cfg, principles, judges)
+    finally:
+        forget()
+
+
+def _audit_loaded(job: Job, ref: JobRef, cfg: Settings, principles: list[Principle], judges: bool) -> JobAudit:
     meta = redact_tree(job_meta(job))
     results: dict[str, Result] = {}
     pending: dict[str, Deferred] = {}

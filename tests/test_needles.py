@@ -16,7 +16,8 @@ from pytest_trajaudit.principles import _shell
 
 PROJECT = [cfg.Settings().read_re, cfg.Settings().dragnet_re, *map(re.compile, cfg.LETHAL),
            *map(re.compile, cfg.SUSPICIOUS), *map(re.compile, cfg.DRAGNET), re.compile(cfg.REWARD_SYMLINK),
-           re.compile(cfg.PIP_SHADOW), re.compile(cfg.PIP_PYTEST), *_shell._WRITERS, _shell._SOLVER]
+           re.compile(cfg.PIP_SHADOW), re.compile(cfg.PIP_PYTEST), *_shell._WRITERS, _shell._SOLVER,
+           cfg.Settings().reversal_re]
 TRICKY = [r"(?:abc)?def", r"(?:a|)bc", r"(a|b)*c", r"x{0}yz", r"(?<=ab)cd", r"(?<!ab)cd", r"ab(?=cd)", r"ab|c+d",
           r"(?:foo|bar)+baz", r"\bq\b", r"[ab]c", r"(ab|cd)(ef|gh)", r"a.*b", r"(?s)a.b", r"x(?:y(?:z|w))", r"(?m)^ab$",
           r"(?i:ab)cd", r"x(?i:ab)", r"a(?#comment)b", r"a{2}", r"(?P<n>ab)(?P=n)", r"(?i)AbC", r"(?i)sec|key",

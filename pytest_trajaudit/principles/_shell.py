@@ -32,15 +32,36 @@ def write_targets(command: str) -> list[str]:
     """Paths a shell command (probably) writes. ``/dev/null`` and fd redirects are ignored."""
     if not command:
         return []
-    out: list[str] = []
-    for rx in _WRITERS:
-        if not may_match(rx, command):
-            continue
-        for m in rx.finditer(command):
-            t = m.group(1).strip("'\"")
-            if t and not t.startswith(("/dev/", "&")) and t not in ("-", "EOF"):
-                out.append(t)
-    return list(dict.fromkeys(out))
+    known = _WRITES.get(command)
+    if known is None:
+        out: list[str] = []
+        for rx in _WRITERS:
+            if not may_match(rx, command):
+                continue
+            for m in rx.finditer(command):
+                t = m.group(1).strip("'\"")
+                if t and not t.startswith(("/dev/", "&")) and t not in ("-", "EOF"):
+                    out.append(t)
+        known = tuple(dict.fromkeys(out))
+        if len(_WRITES) >= _MEMO_MAX:
+            _WRITES.clear()
+        _WRITES[command] = known
+    return list(known)
+
+
+# Principles ask for one command's write targets about seven times per job (P1, P2, P8, SB-1, TG-2/3/5, the
+# general rules), each time scanning the command with the writer patterns: remember them for the job being
+# audited. The engine calls forget() after each job, so no command outlives its job here; the bound only
+# matters to a caller that never does.
+_WRITES: dict[str, tuple[str, ...]] = {}
+_FAILED: dict[int, tuple[str, bool]] = {}  # id(output) → (output, failed_by_output)
+_MEMO_MAX = 65_536
+
+
+def forget() -> None:
+    """Drop what was remembered about the last job's commands and outputs."""
+    _WRITES.clear()
+    _FAILED.clear()
 
 
 def first_word(command: str) -> str:
@@ -93,6 +114,17 @@ def written_paths(e: Event) -> list[str]:
 
 def failed_by_output(e: Event) -> bool:
     """Status ok by the harness but the output says the read failed."""
-    out = e.output[:2000]
-    return any(s in out for s in ("No such file or directory", "Permission denied", "cannot access",
-                                   "<tool_use_error>", "does not exist", "Is a directory", "cannot open"))
+    output = e.output
+    if not output:
+        return False
+    known = _FAILED.get(id(output))  # P1 and SB-1 both ask, for most tool calls
+    if known is not None and known[0] is output:  # the same string object: the same answer
+        return known[1]
+    out = output[:2000]
+    failed = ("No such file or directory" in out or "Permission denied" in out or "cannot access" in out
+              or "<tool_use_error>" in out or "does not exist" in out or "Is a directory" in out
+              or "cannot open" in out)
+    if len(_FAILED) >= _MEMO_MAX:
+        _FAILED.clear()
+    _FAILED[id(output)] = (output, failed)  # holds the string: its id cannot be reused while remembered
+    return failed

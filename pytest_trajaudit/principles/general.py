@@ -6,6 +6,7 @@ import re
 from collections import Counter
 
 from ..model import AGENT, EDIT, EXECUTE, THOUGHT, TOOL, USER, Event, Finding, Job
+from ..needles import may_match
 from ..redact import quote, redact
 from ..settings import Settings
 from . import principle
@@ -139,7 +140,7 @@ def struggle(job: Job, cfg: Settings) -> Finding:
                 elif is_read_like(e):
                     exploration += 1
         elif e.type == AGENT and first_solve is not None and e.text:
-            m = cfg.reversal_re.search(e.text)
+            m = cfg.reversal_re.search(e.text) if may_match(cfg.reversal_re, e.text) else None
             if m:
                 reversals += 1
                 if reversals == cfg.reversals_threshold:

@@ -179,6 +179,9 @@ def _skill_of(path: str) -> tuple[str, str] | None:
 
 def _path_words(command: str) -> list[str]:
     """Shell words that name a SKILL.md, something below a skills/ directory, or a references/*.md."""
+    low = command.lower()  # each word kept below contains "skill" or ".md", and so does the lower-cased command
+    if "skill" not in low and ".md" not in low:
+        return []
     out = []
     for m in _SHELL_WORD.finditer(command):
         w = m.group(0)
@@ -295,8 +298,9 @@ def _analyze_precise(job: Job, cfg: Settings, a: Analysis) -> None:
             continue
         if failed_by_output(e):
             continue
-        single = len(_read_targets(e)) == 1
-        for target in _read_targets(e):
+        targets = _read_targets(e)
+        single = len(targets) == 1
+        for target in targets:
             hit = _skill_of(target) or _relative_reference(a, target)
             if hit is None:
                 continue
