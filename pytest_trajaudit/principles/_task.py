@@ -50,6 +50,26 @@ GIT_LOST = re.compile(_GIT + r"fsck\b[^\n;|&]*--(?:lost-found|unreachable|dangli
 GIT_FETCH = re.compile(_GIT + r"(?:fetch|pull)\b")
 GIT_REF_CMD = re.compile(_GIT + r"(show|diff|checkout|switch|cherry-pick|cat-file|format-patch|restore|merge|rebase|reset|log|archive|grep)\b([^\n;|&]*)")
 _SHA = re.compile(r"(?<![\w/.=-])([0-9a-f]{7,40})(?![\w-])")  # not an option's value (--since=20240101)
+_HEX_RUN = re.compile(r"[0-9a-f]{7,}")
+
+
+def shas(text: str) -> list[str]:
+    r"""What ``_SHA`` finds in ``text``, about twice as fast on long ``git log`` output: a pattern that starts with
+    a lookbehind is tried at every position, while a run of hex digits is found by ``re``'s character-set scan
+    and its neighbours are then checked here (a run over 40 digits, or touching a word character, is no hash;
+    ``\w`` is ``str.isalnum()`` or ``_``). Property-tested equal to ``_SHA``."""
+    out = []
+    end_of_text = len(text)
+    for m in _HEX_RUN.finditer(text):
+        start, end = m.span()
+        if end - start > 40:
+            continue
+        if start and (text[start - 1].isalnum() or text[start - 1] in "_/.=-"):
+            continue
+        if end < end_of_text and (text[end].isalnum() or text[end] in "_-"):
+            continue
+        out.append(m.group())
+    return out
 _REMOTE_REF = re.compile(r"(?<![\w/.-])(?:origin|upstream)/\S+|\bFETCH_HEAD\b|\brefs/(?:remotes|tags|pull)/\S+")
 _PLAIN_LOG = re.compile(_GIT + r"(?:log|blame)\b")
 
@@ -91,8 +111,7 @@ def git_probes(job: Job) -> list[GitProbe]:
                 if remote:
                     why = f"git {m.group(1)} of remote ref {remote.group(0)!r}"
                     break
-                for sm in _SHA.finditer(args):
-                    sha = sm.group(1)
+                for sha in shas(args):
                     if not seen(sha):
                         why = f"git {m.group(1)} of commit {sha} not shown by an earlier git log"
                         break
@@ -101,8 +120,7 @@ def git_probes(job: Job) -> list[GitProbe]:
         if why:
             out.append(GitProbe(e, why))
         elif _PLAIN_LOG.search(cmd) and e.output:
-            for m in _SHA.finditer(e.output[:200_000]):
-                sha = m.group(1)
+            for sha in shas(e.output[:200_000]):
                 if sha not in seen_past:
                     seen_past.add(sha)
                     seen_prefixes.update(sha[:k] for k in range(7, len(sha) + 1))

@@ -7,10 +7,13 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_trajaudit.loaders.task import MAX_PRIV_FILE, candidate_names, find_task_dir, load_task
 from pytest_trajaudit.model import Job, Task, UnusableInput
 from pytest_trajaudit.overlap import Matcher, collapse, privileged_lines
+from pytest_trajaudit.principles import _task
 from pytest_trajaudit.settings import Settings
 from tests.principles.builders import PRECISE, acp_job, msg, read, run, sh, thought, write
 from tests.taskfactory import SOLUTION_LINES, SOLVE_SH, TIGHT_CHECK, load, make_task, result_doc
@@ -513,3 +516,23 @@ def test_invalid_task_toml_is_unusable_input_naming_the_file(tmp_path):
         load(tmp_path / "jobs", "demo__1", tasks=(tasks,))
     assert exc.value.path == str(tasks / "demo" / "task.toml")
     assert "invalid TOML" in exc.value.reason
+
+
+_SHA_TEXT = st.lists(st.tuples(st.text(alphabet=st.sampled_from("ABg_-/.= \n:x\u00e9\u0663"), max_size=3),
+                                st.text(alphabet=st.sampled_from("0123456789abcdef"), min_size=5, max_size=44)),
+                      max_size=8).map(lambda parts: "".join(a + b for a, b in parts))
+
+
+@given(_SHA_TEXT)
+@settings(max_examples=800, deadline=None)
+def test_hash_scan_equals_its_regex(text: str) -> None:
+    """``shas`` (a hex-run scan plus neighbour checks) finds exactly what the reference pattern ``_SHA`` finds,
+    including runs over 40 digits, runs touching word characters (``é``, Arabic-Indic digits), and option
+    values (``--since=…``)."""
+    assert _task.shas(text) == [m.group(1) for m in _task._SHA.finditer(text)]
+
+
+def test_hash_scan_examples() -> None:
+    assert _task.shas("commit 1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b\n  abc1234 x") == [
+        "1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b", "abc1234"]
+    assert _task.shas("--since=20240101 a/abc1234 -abc1234 abc1234-x abc1234é _abc1234 " + "a" * 41) == []
