@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from .advisor.collect import advisor_known
-from .discovery import JobRef, bare_file, classify, find_jobs, loose_files, subdirs
+from .discovery import JobRef, bare_file, loose_files
 from .engine import JobAudit, audit_job
 from .groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, plan
 from .loaders.multi import RECORD, claim, list_members, member_ref, node_name
@@ -70,18 +70,18 @@ class TreeNode(pytest.File):
         self.bare = bare
 
     def collect(self):
+        state = self.config.stash[STATE_KEY]
         if self.walk:
             try:  # a directory the auditing user cannot list would otherwise look empty: its jobs unaudited
                 os.scandir(self.path).close()
             except OSError as exc:
                 raise self.CollectError(f"trajaudit: cannot list {printable(str(self.path))}: "
                                         f"{exc.strerror or type(exc).__name__} — its jobs would go unaudited") from None
-            ref = classify(self.path)
+            ref = state.walk.classify(self.path)
             if ref is not None:
                 if _in_shard(self.config, ref):  # a job of another --trajaudit-shard is not collected at all
                     yield JobNode.from_parent(self, path=ref.anchor, ref=ref)
                 return
-        state = self.config.stash[STATE_KEY]
         done: set[Path] = set()
         if self.walk:  # loose runs of a container directory: *.traj, multi-record files (see loaders/multi.py)
             for f in loose_files(self.path):
@@ -95,7 +95,7 @@ class TreeNode(pytest.File):
                 node = _file_node(self, f, given=True, max_file=state.settings.max_file_bytes)
                 if node is not None and _in_shard(self.config, node.ref):
                     yield node
-        dirs = subdirs(self.path)  # skips empty directories, but an audit root given by the user is always visited
+        dirs = state.walk.subdirs(self.path)  # skips empty directories, but an audit root given by the user is always visited
         dirs += [r for r in state.roots if r.parent == self.path and r not in dirs and not r.is_symlink()]
         for d in sorted(dirs, key=lambda p: p.name):
             if self.walk or state.under_root(d) or state.leads_to_root(d) or self.session_bare(d):
@@ -103,7 +103,7 @@ class TreeNode(pytest.File):
                                            bare=self.session_bare(d))
         if self.walk and self.path in state.roots and state.group_codes:
             # cross-trial checks of the root: one node per task group, after every job (see groups.py)
-            for key, refs in plan(find_jobs(self.path)).items():
+            for key, refs in plan(state.walk.find_jobs(self.path)).items():
                 if not _in_shard(self.config, refs[0]):  # a group's trials all share its shard (shard.py)
                     continue
                 ids = [state.job_id(r) for r in refs]

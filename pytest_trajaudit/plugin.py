@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs
-from .discovery import JobRef
+from .discovery import JobRef, Walk
 from .loaders.multi import node_name
 from .nodes import SHARD_KEY, STATE_KEY, GroupItem, JobNode, PrincipleItem, TrajauditWarning, TreeNode
 from .principles import Principle, registry
@@ -39,6 +39,7 @@ class State:
     store: Any = None  # groups.MemoryStore, or groups.DirStore shared by xdist workers
     strict_pass_k: bool = False
     trials: int | None = None
+    walk: Walk = field(default_factory=Walk)  # the session's one view of the audited trees (discovery.py)
 
     def tiers(self) -> dict[str, tuple[str, bool]]:
         return {c: (p.tier, p.affects_verdict) for c, p in (self.registry or registry()).items()}

@@ -534,3 +534,27 @@ def test_the_package_opts_out_of_assert_rewriting(pytester: pytest.Pytester, mon
     pytest_trajaudit._no_assert_rewrite()
     assert not hook._is_marked_for_rewrite("pytest_trajaudit.plugin", state)
     assert hook._is_marked_for_rewrite("some_other_plugin.mod2", state)
+
+
+def test_collection_classifies_each_directory_once(pytester: pytest.Pytester, runs: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root with task-group items walks the whole root to plan its groups before pytest collects the
+    directories below it; those reuse that walk instead of listing and classifying every directory again."""
+    import collections
+
+    from pytest_trajaudit import discovery
+
+    seen: collections.Counter[Path] = collections.Counter()
+    classify = discovery.classify
+
+    def counting(path: Path):
+        seen[path] += 1
+        return classify(path)
+
+    monkeypatch.setattr(discovery, "classify", counting)
+    r = _run(pytester, "--trajaudit=runs", "--co", "-q")
+    assert r.ret == 0
+    assert any("::PASSK" in ln for ln in r.outlines)  # the groups were planned from the walk
+    assert len(seen) >= 5 and max(seen.values()) == 1
+    jobs = [ln for ln in r.outlines if ln.endswith("::P1")]
+    assert len(jobs) == len(discovery.find_jobs(runs)) >= 4
