@@ -956,7 +956,10 @@ def audit_scope_scheduling() -> type:
             todo = [index[nodeid] for nodeid, completed in work_unit.items() if not completed]
             self._open[node] = self._open.get(node, 0) + len(todo)
             self._unit[node] = len(todo)
-            node.send_runtest_some(todo)
+            if todo:
+                node.send_runtest_some(todo)
+            if not self.workqueue:  # nothing left to hand out: a worker needs its next item, or the end, to finish
+                node.shutdown()    # the current one (pytest-xdist #1327: a replacement given one item waited)
 
         def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
             nodeid = self.registered_collections[node][item_index]
@@ -983,10 +986,26 @@ def audit_scope_scheduling() -> type:
             self._assign_work_unit(node)
 
         def remove_node(self, node: Any) -> Any:
+            """xdist 3.8's puts a crashed worker's whole workload back, completed items and the item it crashed
+            on included, so a replacement worker could be handed a unit with nothing left to run, or the crash
+            again (pytest-xdist #1323, #1371). Here only the items still to run go back, without the crash
+            item (xdist has already reported it failed), at the front of the queue."""
             self._index.pop(node, None)
             self._open.pop(node, None)
             self._unit.pop(node, None)
-            return super().remove_node(node)
+            workload = self.assigned_work.pop(node, {})
+            todo = [(scope, nodeid) for scope, unit in workload.items() for nodeid, done in unit.items() if not done]
+            if not todo:
+                return None
+            crashitem = todo[0][1]
+            for scope, nodeid in reversed(todo[1:]):
+                if scope not in self.workqueue:
+                    self.workqueue[scope] = {}
+                    self.workqueue.move_to_end(scope, last=False)
+                self.workqueue[scope][nodeid] = False
+            for other in list(self.assigned_work):
+                self._reschedule(other)
+            return crashitem
 
     return AuditScopeScheduling
 
