@@ -51,6 +51,8 @@ GIT_FETCH = re.compile(_GIT + r"(?:fetch|pull)\b")
 GIT_REF_CMD = re.compile(_GIT + r"(show|diff|checkout|switch|cherry-pick|cat-file|format-patch|restore|merge|rebase|reset|log|archive|grep)\b([^\n;|&]*)")
 _SHA = re.compile(r"(?<![\w/.=-])([0-9a-f]{7,40})(?![\w-])")  # not an option's value (--since=20240101)
 _HEX_RUN = re.compile(r"[0-9a-f]{7,}")
+_REMOTE_REF = re.compile(r"(?<![\w/.-])(?:origin|upstream)/\S+|\bFETCH_HEAD\b|\brefs/(?:remotes|tags|pull)/\S+")
+_PLAIN_LOG = re.compile(_GIT + r"(?:log|blame)\b")
 
 
 def shas(text: str) -> list[str]:
@@ -70,8 +72,6 @@ def shas(text: str) -> list[str]:
             continue
         out.append(m.group())
     return out
-_REMOTE_REF = re.compile(r"(?<![\w/.-])(?:origin|upstream)/\S+|\bFETCH_HEAD\b|\brefs/(?:remotes|tags|pull)/\S+")
-_PLAIN_LOG = re.compile(_GIT + r"(?:log|blame)\b")
 
 
 @dataclass(slots=True)
