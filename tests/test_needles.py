@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_trajaudit import needles as needles_mod
 from pytest_trajaudit import redact
 from pytest_trajaudit import settings as cfg
 from pytest_trajaudit.needles import may_match, needles
@@ -67,3 +68,71 @@ def test_matching_examples_pass_the_filter() -> None:
         for rx in PROJECT:
             if rx.search(text):
                 assert may_match(rx, text), (rx.pattern, text)
+
+
+# --- the fused set match (one RE2 pass for every pattern's needles, remembered per text until forget()) ---------
+
+
+def _loop(rx: re.Pattern[str], text: str) -> bool:
+    """The substring test the set match stands in for."""
+    plan = needles_mod._plan(rx)
+    if plan is None:
+        return True
+    ns, fold = plan
+    if fold:
+        if not text.isascii():
+            return True
+        text = text.lower()
+    return any(n in text for n in ns)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(ALPHABET + ["é", "→", "\U0001f600", "\ud800"]),
+                          st.sampled_from([n for rx in ALL for n in needles(rx) or ()])), max_size=40),
+       st.sampled_from(["x", " ", "é", "/"]))
+def test_set_match_answers_exactly_as_the_substring_test(parts: list[str], filler: str) -> None:
+    """For every pattern, on texts long enough for the set match (non-ASCII, and a lone surrogate RE2 cannot
+    take as UTF-8, included): the same answer as the plain substring test, so also never a false negative."""
+    assert needles_mod._re2 is not None  # a declared dependency: the test must not pass by falling back
+    text = "".join(parts) + filler * needles_mod.FUSE_MIN
+    needles_mod.forget()
+    for rx in ALL:
+        assert may_match(rx, text) == _loop(rx, text), (rx.pattern, text[:80])
+        if rx.search(text):
+            assert may_match(rx, text)
+    needles_mod.forget()
+
+
+def test_one_set_match_serves_every_pattern_until_forget(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+    real = needles_mod._FUSED.match
+    monkeypatch.setattr(needles_mod._FUSED, "match", lambda text: calls.append(1) or real(text))
+    s = cfg.Settings()
+    text = "cat /oracle/answer.json\n" + "x" * needles_mod.FUSE_MIN
+    needles_mod.forget()
+    assert may_match(s.read_re, text)
+    assert not may_match(s.reward_symlink_re, text)
+    assert not any(may_match(re.compile(p), text) for p in cfg.SUSPICIOUS)
+    assert len(calls) == 1
+    assert may_match(s.read_re, text[:-1])  # another string: its own match
+    assert len(calls) == 2
+    # a pattern planned after the match adds needles: the remembered answer is stale and is not used
+    late = re.compile(r"zq_late_needle_\d")
+    assert not may_match(late, text)
+    assert may_match(late, "zq_late_needle_" + text) and late.search("zq_late_needle_1" + text)
+    needles_mod.forget()
+    assert may_match(s.read_re, text) and len(calls) >= 4
+
+
+def test_too_many_needle_characters_fall_back_to_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DFA that outgrew RE2's memory would answer "no match": past the bound the set is never used."""
+    monkeypatch.setattr(needles_mod, "_FUSED", needles_mod._Fused())
+    monkeypatch.setattr(needles_mod, "_PLANS", {})
+    monkeypatch.setattr(needles_mod, "_SEEN", {})
+    big = re.compile("|".join(f"needle{i:05d}_" + "q" * 40 for i in range(200)))  # 10,000 needle characters
+    small = re.compile(r"/oracle/")
+    text = "y" * needles_mod.FUSE_MIN + " needle00199_" + "q" * 40 + " /oracle/"
+    assert may_match(small, text)
+    assert may_match(big, text) and big.search(text)
+    assert needles_mod._FUSED.broken
+    assert may_match(small, text) and not may_match(small, "y" * needles_mod.FUSE_MIN)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pytest_trajaudit import needles
 from pytest_trajaudit.discovery import find_jobs
 from pytest_trajaudit.engine import audit_job
 from pytest_trajaudit.model import READ, TOOL, Event
@@ -41,8 +42,20 @@ def test_an_audit_forgets_its_job() -> None:
     assert refs
     _shell.forget()
     before = {r.dir.name: audit_job(r, Settings(), principles).results for r in refs}
-    assert _shell._WRITES == {} and _shell._FAILED == {}
+    assert _shell._WRITES == {} and _shell._FAILED == {} and _shell._ACTS == {} and needles._SEEN == {}
     # remembered answers carried over from another job (as if forget() were missing) change nothing either
     _shell.write_targets("echo x > /tmp/y")
     again = {r.dir.name: audit_job(r, Settings(), principles).results for r in refs}
     assert again == before
+
+
+def test_action_text_is_built_once_per_event_and_only_for_that_event() -> None:
+    _shell.forget()
+    e = Event(0, TOOL, READ, command="cat /oracle/x", paths=("/oracle/x",))
+    first = _shell.action_text(e)
+    assert first == e.action_text() and _shell.action_text(e) is first  # the same string: one set match serves all
+    other = Event(1, TOOL, READ, command="ls")
+    _shell._ACTS[id(other)] = (e, "stale")  # an entry under this id for another event is not its text
+    assert _shell.action_text(other) == "ls"
+    _shell.forget()
+    assert _shell._ACTS == {} and _shell.action_text(e) == first and _shell.action_text(e) is not first

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from .. import needles
 from ..model import EDIT, EXECUTE, READ, SEARCH, Event
 from ..needles import may_match
 
@@ -55,13 +56,29 @@ def write_targets(command: str) -> list[str]:
 # matters to a caller that never does.
 _WRITES: dict[str, tuple[str, ...]] = {}
 _FAILED: dict[int, tuple[str, bool]] = {}  # id(output) → (output, failed_by_output)
+_ACTS: dict[int, tuple[Event, str]] = {}  # id(event) → (event, its action text)
 _MEMO_MAX = 65_536
 
 
 def forget() -> None:
-    """Drop what was remembered about the last job's commands and outputs."""
+    """Drop what was remembered about the last job's commands, outputs and texts."""
     _WRITES.clear()
     _FAILED.clear()
+    _ACTS.clear()
+    needles.forget()
+
+
+def action_text(e: Event) -> str:
+    """``e.action_text()``, built once per job: P1 and P2 both scan it, and the same string object lets
+    :func:`~pytest_trajaudit.needles.may_match` answer the second from the first's set match."""
+    known = _ACTS.get(id(e))
+    if known is not None and known[0] is e:
+        return known[1]
+    text = e.action_text()
+    if len(_ACTS) >= _MEMO_MAX:
+        _ACTS.clear()
+    _ACTS[id(e)] = (e, text)
+    return text
 
 
 def first_word(command: str) -> str:

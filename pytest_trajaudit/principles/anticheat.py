@@ -17,7 +17,7 @@ from ..needles import may_match
 from ..redact import quote
 from ..settings import Settings
 from . import principle
-from ._shell import failed_by_output, written_paths
+from ._shell import action_text, failed_by_output, written_paths
 from ._task import git_probes, matcher, mount_re, mounts
 
 _NOT_READS = (THINK, SKILL, FETCH)  # plans, sub-agent prompts, skills, web: naming a path there is a mention
@@ -142,7 +142,7 @@ def _content_reads(job: Job, cfg: Settings, task, fails: list, warns: list, data
 def _authored_text(e: Event) -> str:
     """The call's action text plus the decoded string values of its JSON arguments: a Write's file content sits
     JSON-escaped in ``args``, where a line with a quote or a backslash would never match its own later output."""
-    text = e.action_text()
+    text = action_text(e)
     if e.args[:1] not in ("{", "["):
         return text
     try:
@@ -165,7 +165,7 @@ def _target_texts(e: Event) -> list[tuple[str, bool]]:
     """(text, path_tokens_only) pairs naming what a tool call touches: the agent-authored action text, and for
     a read whose export recorded no target (BenchFlow's bare ``Read File`` with only its content), the content —
     the only record of what was read — where only path-like tokens count."""
-    out = [(e.action_text(), False)]
+    out = [(action_text(e), False)]
     if e.kind == READ and not (e.paths or e.command or e.args) and e.output:
         out.append((e.output, True))
     return out
@@ -297,7 +297,7 @@ def write_side(job: Job, cfg: Settings) -> Finding:
     warns: list[tuple[Event, str]] = []
     for e in traj.events:
         if e.type == TOOL:
-            act = e.action_text()
+            act = action_text(e)
             if not act:
                 continue
             targets = [_norm(p) for p in written_paths(e)]
