@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from ..model import EXECUTE, TOOL, Event, Job, Task
+from ..needles import _re2 as re2
 from ..overlap import Matcher, privileged_lines
 
 # Where Harbor/SkillsBench mount a task's privileged folders inside the container.
@@ -51,6 +52,7 @@ GIT_FETCH = re.compile(_GIT + r"(?:fetch|pull)\b")
 GIT_REF_CMD = re.compile(_GIT + r"(show|diff|checkout|switch|cherry-pick|cat-file|format-patch|restore|merge|rebase|reset|log|archive|grep)\b([^\n;|&]*)")
 _SHA = re.compile(r"(?<![\w/.=-])([0-9a-f]{7,40})(?![\w-])")  # not an option's value (--since=20240101)
 _HEX_RUN = re.compile(r"[0-9a-f]{7,}")
+_HEX7 = re2.compile(r"[0-9a-f]{7}") if re2 is not None else None  # the same ASCII digits, searched by RE2
 _REMOTE_REF = re.compile(r"(?<![\w/.-])(?:origin|upstream)/\S+|\bFETCH_HEAD\b|\brefs/(?:remotes|tags|pull)/\S+")
 _PLAIN_LOG = re.compile(_GIT + r"(?:log|blame)\b")
 
@@ -60,6 +62,12 @@ def shas(text: str) -> list[str]:
     a lookbehind is tried at every position, while a run of hex digits is found by ``re``'s character-set scan
     and its neighbours are then checked here (a run over 40 digits, or touching a word character, is no hash;
     ``\w`` is ``str.isalnum()`` or ``_``). Property-tested equal to ``_SHA``."""
+    if _HEX7 is not None:
+        try:
+            if _HEX7.search(text) is None:  # most output has no run of 7 hex digits: one DFA pass says so
+                return []
+        except UnicodeEncodeError:  # a lone surrogate: not UTF-8, RE2 cannot read it
+            pass
     out = []
     end_of_text = len(text)
     for m in _HEX_RUN.finditer(text):
