@@ -202,7 +202,7 @@ class _Reader:
                         texts.append(str(block.get("text") or ""))
                     elif block.get("type") == "image":
                         texts.append("[image]")
-        text = "\n".join(t for t in texts if t.strip())
+        text = "\n".join(t for t in texts if t and not t.isspace())  # (strip() would copy each text)
         if text:
             unit = _Msg("other" if meta_line else "user", sidechain, lineno, text=text)
             self.units.append(unit)
@@ -240,7 +240,7 @@ class _Reader:
             btype = block.get("type")
             if btype in ("text", "thinking"):
                 text = str((block.get("text") if btype == "text" else block.get("thinking")) or "")
-                if not text.strip():
+                if not text or text.isspace():
                     continue
                 etype = AGENT if btype == "text" else THOUGHT
                 if pending is not None and pending[0] == etype:

@@ -251,7 +251,7 @@ def created_paths(e: Event) -> set[str]:
     like a Write, so never an ungrounded edit."""
     if not e.args:
         return set()
-    out = set(_ADD_FILE.findall(e.args))
+    out = set(_ADD_FILE.findall(e.args)) if "*** Add File: " in e.args else set()  # (str search: 2× re's)
     if e.args.startswith("{") and '"changes"' in e.args:
         try:
             doc = orjson.loads(e.args)
