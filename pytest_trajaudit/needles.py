@@ -10,17 +10,18 @@ pattern it cannot read (no required literal, a case-insensitive literal that is 
 simply gets no prefilter.
 
 A text that several patterns are asked about (a tool call's action text: P1's read patterns, P2's lethal and
-suspicious ones, a few thousand characters when the call writes a file) is searched once for the needles of
-every pattern planned so far, by one RE2 set (google-re2: a DFA pass over the text whatever the number of
-needles, measured 2.3× faster than sixteen substring searches), and the answer is kept for the job: see
-:func:`may_match` and :func:`forget`. Only literal needles go to RE2, never a pattern, so the answer is exactly
-the substring test's (property-tested); without the module, or for a text RE2 cannot take, the plain loop runs.
+suspicious ones, a few thousand characters when the call writes a file) can be searched once for the needles
+of every pattern planned so far, by one RE2 set (google-re2: a DFA pass over the text whatever the number of
+needles, measured 2.3× faster than sixteen substring searches): :func:`scan`, whose answer the caller passes
+to each :func:`may_match` about that text. Only literal needles go to RE2, never a pattern, so the answer is
+exactly the substring test's (property-tested); without the module, or for a text RE2 cannot take, the plain
+loop runs.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 try:
     import re2 as _re2
@@ -43,9 +44,10 @@ def needles(rx: re.Pattern[str]) -> tuple[str, ...] | None:
     return found[0] if found else None
 
 
-def may_match(rx: re.Pattern[str], text: str) -> bool:
-    """False only when ``rx`` certainly finds nothing in ``text``. (Called for every scanned text: kept to a
-    dictionary lookup and a plain loop.)"""
+def may_match(rx: re.Pattern[str], text: str, found: Found | None = None) -> bool:
+    """False only when ``rx`` certainly finds nothing in ``text``. ``found``: what :func:`scan` said of this same
+    text, when several patterns are asked about it (a stale answer, from before a pattern added needles, is
+    not used). (Called for every scanned text: kept to a dictionary lookup and a plain loop.)"""
     try:
         plan = _PLANS[rx]
     except KeyError:
@@ -53,12 +55,13 @@ def may_match(rx: re.Pattern[str], text: str) -> bool:
     if plan is None:
         return True
     ns, fold = plan
-    if len(text) >= FUSE_MIN and _re2 is not None:
-        found = _fused(text)
+    if found is not None:
+        if found.version != _FUSED.version or _FUSED.set is None or _FUSED.broken:
+            found = scan(text)
         if found is not None:
-            present, ascii_text = found
-            if fold and not ascii_text:
+            if fold and not found.ascii:
                 return True
+            present = found.present
             for n in ns:  # noqa: SIM110
                 if (n, fold) in present:
                     return True
@@ -73,10 +76,34 @@ def may_match(rx: re.Pattern[str], text: str) -> bool:
     return False
 
 
+class Found(NamedTuple):
+    """What one set match found in a text: the (needle, case-folded) pairs present, of the set ``version``."""
+
+    version: int
+    present: frozenset[tuple[str, bool]]
+    ascii: bool
+
+
+def scan(text: str) -> Found | None:
+    """The needles of every pattern planned so far that ``text`` holds, by one RE2 set match, to pass to each
+    :func:`may_match` about this text; None where the loop is the better answer: a text under
+    :data:`FUSE_MIN` characters, no RE2, past the set's size cap, or a text RE2 cannot read (not UTF-8)."""
+    if len(text) < FUSE_MIN or _re2 is None or _FUSED.broken:
+        return None
+    present = _FUSED.match(text)
+    if present is None:
+        return None
+    return Found(_FUSED.version, present, text.isascii())
+
+
+def current(found: Found | None) -> bool:
+    """``found`` still answers for every planned pattern (no pattern added needles since)."""
+    return found is not None and found.version == _FUSED.version and _FUSED.set is not None and not _FUSED.broken
+
+
 _PLANS: dict[re.Pattern[str], tuple[tuple[str, ...], bool] | None] = {}
 
 FUSE_MIN = 512  # a shorter text takes the loop: a set match has a fixed cost of about a microsecond
-_MEMO_MAX = 65_536
 FUSE_MAX_CHARS = 8_000  # needle characters in the set (the project's patterns have about 700)
 FUSE_MEM = 64 << 20  # RE2's budget (two thirds for the DFA): 8,000 states of at most 257 pointers fit twice over
 
@@ -88,7 +115,7 @@ class _Fused:
         self.keys: list[tuple[str, bool]] = []  # (needle, case-folded), in the set's order
         self.index: dict[tuple[str, bool], int] = {}
         self.set: Any = None
-        self.version = 0  # bumped by each rebuild: a remembered answer from an older set is stale
+        self.version = 0  # bumped by each rebuild: an answer from an older set is stale
         self.broken = False
         self.size = 0  # characters of all needles
 
@@ -138,30 +165,6 @@ def _re2_literal(needle: str) -> str:
 
 
 _FUSED = _Fused()
-_SEEN: dict[int, tuple[str, int, frozenset[tuple[str, bool]], bool]] = {}  # id(text) → (text, version, ...)
-
-
-def _fused(text: str) -> tuple[frozenset[tuple[str, bool]], bool] | None:
-    """(needles present in ``text``, text is ASCII), from one set match remembered until :func:`forget`; None
-    when RE2 cannot answer."""
-    if _FUSED.broken:
-        return None
-    seen = _SEEN.get(id(text))
-    if seen is not None and seen[0] is text and seen[1] == _FUSED.version and _FUSED.set is not None:
-        return seen[2], seen[3]
-    present = _FUSED.match(text)
-    if present is None:
-        return None
-    if len(_SEEN) >= _MEMO_MAX:
-        _SEEN.clear()
-    ascii_text = text.isascii()
-    _SEEN[id(text)] = (text, _FUSED.version, present, ascii_text)
-    return present, ascii_text
-
-
-def forget() -> None:
-    """Drop the remembered set matches (the engine calls this after each job: no text outlives its job here)."""
-    _SEEN.clear()
 
 
 def _plan(rx: re.Pattern[str]) -> tuple[tuple[str, ...], bool] | None:

@@ -275,11 +275,13 @@ def read_head(base: Path, rel: str, n: int = HEAD_BYTES) -> bytes:
         os.close(fd)
 
 
-def iter_lines(base: Path, rel: str, max_file: int = DEFAULT_MAX_FILE_BYTES, chunk: int = 1 << 20):
+def iter_lines(base: Path, rel: str, max_file: int = DEFAULT_MAX_FILE_BYTES, chunk: int = 1 << 20,
+               keep_newline: bool = False):
     """Stream ``(line number, raw line bytes)`` of a regular file below ``base`` in one pass, holding at most one
     line (plus one buffer of ``chunk`` bytes) in memory; blank lines are skipped. The per-file limit is enforced
     on the bytes actually read: no line is read past it. (C's buffered ``readline`` does the splitting: a Python
-    loop over read blocks cost as much as parsing the JSON.)"""
+    loop over read blocks cost as much as parsing the JSON.) A line comes without its ``\n``, or with it when
+    ``keep_newline`` (for a JSON parser, to which it is whitespace: no copy of each line)."""
     path = base / rel
     fd = _open_regular(base, rel, max_file)
     with os.fdopen(fd, "rb", buffering=max(chunk, 16)) as fh:  # closes fd (buffering=1 would mean "by line")
@@ -297,7 +299,7 @@ def iter_lines(base: Path, rel: str, max_file: int = DEFAULT_MAX_FILE_BYTES, chu
                 raise UnusableInput(path, f"grew past the per-file size limit of {max_file} bytes while read")
             lineno += 1
             if not line.isspace():
-                yield lineno, (line[:-1] if line[-1:] == b"\n" else line)
+                yield lineno, (line if keep_newline or line[-1:] != b"\n" else line[:-1])
 
 
 STREAM_HEAD_VALUES = 50  # values parsed eagerly from a streamed JSON Lines file (format detection reads the first 50)
@@ -322,23 +324,27 @@ class JsonlStream:
         head.reverse()
         while head:
             yield head.pop()
-        for lineno, raw in iter_lines(self.base, self.rel, self.max_file, STREAM_CHUNK):
+        for lineno, raw in iter_lines(self.base, self.rel, self.max_file, STREAM_CHUNK, keep_newline=True):
             if lineno > last:
                 yield self.decode(lineno, raw), lineno
 
     def decode(self, lineno: int, raw: bytes) -> Any:
+        """One line (its ``\n`` may still end it). A NUL byte is refused as binary data: looked for only where
+        the line is not JSON, since strict JSON (orjson) has no raw NUL, inside a string or out."""
         if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
             raw = raw[len(codecs.BOM_UTF8):]
-        if b"\x00" in raw:
-            raise UnusableInput(self.path, "contains NUL characters (binary data, not text)")
         if self.log_lines and raw.lstrip()[:1] not in (b"{", b"["):
+            if b"\x00" in raw:
+                raise UnusableInput(self.path, "contains NUL characters (binary data, not text)")
             try:
-                return raw.decode("utf-8")
+                return raw.removesuffix(b"\n").decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise UnusableInput(self.path, f"does not decode as utf-8: line {lineno}: {exc.reason}") from None
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as err:
+            if b"\x00" in raw:
+                raise UnusableInput(self.path, "contains NUL characters (binary data, not text)") from None
             raise UnusableInput(self.path, f"neither one JSON document nor JSON Lines: line {lineno}: {_short(err)}") \
                 from None
 

@@ -95,44 +95,50 @@ def test_set_match_answers_exactly_as_the_substring_test(parts: list[str], fille
     take as UTF-8, included): the same answer as the plain substring test, so also never a false negative."""
     assert needles_mod._re2 is not None  # a declared dependency: the test must not pass by falling back
     text = "".join(parts) + filler * needles_mod.FUSE_MIN
-    needles_mod.forget()
     for rx in ALL:
-        assert may_match(rx, text) == _loop(rx, text), (rx.pattern, text[:80])
+        needles(rx)
+    scanned = needles_mod.scan(text)
+    assert (scanned is None) == ("\ud800" in text)
+    for rx in ALL:
+        assert may_match(rx, text, scanned) == _loop(rx, text), (rx.pattern, text[:80])
         if rx.search(text):
-            assert may_match(rx, text)
-    needles_mod.forget()
+            assert may_match(rx, text, scanned)
 
 
-def test_one_set_match_serves_every_pattern_until_forget(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = []
-    real = needles_mod._FUSED.match
-    monkeypatch.setattr(needles_mod._FUSED, "match", lambda text: calls.append(1) or real(text))
-    s = cfg.Settings()
+def test_a_scan_from_before_a_pattern_added_needles_is_not_used() -> None:
     text = "cat /oracle/answer.json\n" + "x" * needles_mod.FUSE_MIN
-    needles_mod.forget()
-    assert may_match(s.read_re, text)
-    assert not may_match(s.reward_symlink_re, text)
-    assert not any(may_match(re.compile(p), text) for p in cfg.SUSPICIOUS)
-    assert len(calls) == 1
-    assert may_match(s.read_re, text[:-1])  # another string: its own match
-    assert len(calls) == 2
-    # a pattern planned after the match adds needles: the remembered answer is stale and is not used
-    late = re.compile(r"zq_late_needle_\d")
-    assert not may_match(late, text)
-    assert may_match(late, "zq_late_needle_" + text) and late.search("zq_late_needle_1" + text)
-    needles_mod.forget()
-    assert may_match(s.read_re, text) and len(calls) >= 4
+    s = cfg.Settings()
+    needles(s.read_re)
+    scanned = needles_mod.scan(text)
+    assert scanned is not None and needles_mod.current(scanned)
+    assert may_match(s.read_re, text, scanned) and not may_match(s.reward_symlink_re, text, scanned)
+    late = re.compile(r"zq_late_needle_\d")  # planned after the scan: its needle was not in the set
+    assert may_match(late, "zq_late_needle_" + text, needles_mod.scan("zq_late_needle_" + text))
+    planned_late = re.compile(r"qz_later_needle_\d")
+    old = needles_mod.scan("qz_later_needle_" + text)
+    needles(planned_late)
+    assert not needles_mod.current(old)
+    assert may_match(planned_late, "qz_later_needle_" + text, old)  # stale: scanned again, found
+    assert not may_match(planned_late, text, needles_mod.scan(text))
+
+
+def test_short_texts_and_texts_re2_cannot_read_take_the_loop() -> None:
+    assert needles_mod.scan("x" * (needles_mod.FUSE_MIN - 1)) is None
+    assert needles_mod.scan("\ud800" + "x" * needles_mod.FUSE_MIN) is None
+    assert may_match(cfg.Settings().read_re, "\ud800/oracle/" + "x" * needles_mod.FUSE_MIN, None)
 
 
 def test_too_many_needle_characters_fall_back_to_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     """A DFA that outgrew RE2's memory would answer "no match": past the bound the set is never used."""
     monkeypatch.setattr(needles_mod, "_FUSED", needles_mod._Fused())
     monkeypatch.setattr(needles_mod, "_PLANS", {})
-    monkeypatch.setattr(needles_mod, "_SEEN", {})
     big = re.compile("|".join(f"needle{i:05d}_" + "q" * 40 for i in range(200)))  # 10,000 needle characters
     small = re.compile(r"/oracle/")
     text = "y" * needles_mod.FUSE_MIN + " needle00199_" + "q" * 40 + " /oracle/"
-    assert may_match(small, text)
-    assert may_match(big, text) and big.search(text)
-    assert needles_mod._FUSED.broken
-    assert may_match(small, text) and not may_match(small, "y" * needles_mod.FUSE_MIN)
+    scanned = needles_mod.scan(text)  # (no pattern planned yet: an empty set, nothing found)
+    assert may_match(small, text, scanned)
+    scanned = needles_mod.scan(text)
+    assert scanned is not None and may_match(small, text, scanned)
+    assert may_match(big, text, scanned) and big.search(text)  # planned now: past the cap
+    assert needles_mod._FUSED.broken and needles_mod.scan(text) is None and not needles_mod.current(scanned)
+    assert may_match(small, text, scanned) and not may_match(small, "y" * needles_mod.FUSE_MIN, scanned)

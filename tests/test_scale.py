@@ -265,6 +265,14 @@ def test_streamed_file_stays_strict(tmp_path: Path) -> None:
     make_job(tmp_path, "job__2", lines="\n".join(lines[:100]) + "\n" + '{"type": "agent_message", "text": "a\x00"}\n')
     with pytest.raises(UnusableInput, match="NUL"):
         load_job(find_jobs(tmp_path / "job__2")[0], Settings())
+    # a NUL outside a string too; an escaped one (\u0000) is JSON and stays; CRLF line ends are whitespace
+    make_job(tmp_path, "job__3", lines="\n".join(lines[:100]) + "\n" + '{"type": "agent_message"}\x00\n')
+    with pytest.raises(UnusableInput, match="NUL"):
+        load_job(find_jobs(tmp_path / "job__3")[0], Settings())
+    make_job(tmp_path, "job__4", lines="\r\n".join(lines[:100]) + "\r\n"
+             + '{"type": "agent_message", "text": "a\\u0000b"}\r\n')
+    job = load_job(find_jobs(tmp_path / "job__4")[0], Settings())
+    assert job.trajectory.format == "acp-jsonl" and "a\x00b" in [e.text for e in job.trajectory.events]
 
 
 def test_over_the_size_limit_is_refused_before_reading(tmp_path: Path) -> None:

@@ -42,20 +42,24 @@ def test_an_audit_forgets_its_job() -> None:
     assert refs
     _shell.forget()
     before = {r.dir.name: audit_job(r, Settings(), principles).results for r in refs}
-    assert _shell._WRITES == {} and _shell._FAILED == {} and _shell._ACTS == {} and needles._SEEN == {}
+    assert _shell._WRITES == {} and _shell._FAILED == {} and _shell._FOUND == {}
     # remembered answers carried over from another job (as if forget() were missing) change nothing either
     _shell.write_targets("echo x > /tmp/y")
     again = {r.dir.name: audit_job(r, Settings(), principles).results for r in refs}
     assert again == before
 
 
-def test_action_text_is_built_once_per_event_and_only_for_that_event() -> None:
+def test_a_text_is_scanned_once_per_event_and_the_answer_is_only_that_events() -> None:
     _shell.forget()
-    e = Event(0, TOOL, READ, command="cat /oracle/x", paths=("/oracle/x",))
-    first = _shell.action_text(e)
-    assert first == e.action_text() and _shell.action_text(e) is first  # the same string: one set match serves all
-    other = Event(1, TOOL, READ, command="ls")
-    _shell._ACTS[id(other)] = (e, "stale")  # an entry under this id for another event is not its text
-    assert _shell.action_text(other) == "ls"
+    act = "cat /oracle/x && " + "y" * needles.FUSE_MIN
+    e = Event(0, TOOL, READ, command=act)
+    first = _shell.found(e, _shell.ACT, e.action_text())
+    assert first is not None and ("/oracle/", False) in first.present
+    assert _shell.found(e, _shell.ACT, e.action_text()) is first  # remembered: P2 reuses P1's scan
+    assert _shell.found(e, _shell.TEXT, "z" * needles.FUSE_MIN) is not first  # the event's other text: its own
+    other = Event(1, TOOL, READ, command="ls " + "y" * needles.FUSE_MIN)
+    _shell._FOUND[(id(other), _shell.ACT)] = (e, first)  # an entry under this id for another event is not its
+    assert ("/oracle/", False) not in _shell.found(other, _shell.ACT, other.action_text()).present
+    assert _shell.found(e, _shell.ACT, "short") is first  # (keyed by event: the caller passes that event's text)
     _shell.forget()
-    assert _shell._ACTS == {} and _shell.action_text(e) == first and _shell.action_text(e) is not first
+    assert _shell._FOUND == {} and _shell.found(e, _shell.ACT, e.action_text()) is not first

@@ -56,7 +56,7 @@ def write_targets(command: str) -> list[str]:
 # matters to a caller that never does.
 _WRITES: dict[str, tuple[str, ...]] = {}
 _FAILED: dict[int, tuple[str, bool]] = {}  # id(output) → (output, failed_by_output)
-_ACTS: dict[int, tuple[Event, str]] = {}  # id(event) → (event, its action text)
+_FOUND: dict[tuple[int, int], tuple[Event, needles.Found | None]] = {}  # (id(event), ACT/TEXT) → (event, scan)
 _MEMO_MAX = 65_536
 
 
@@ -64,21 +64,24 @@ def forget() -> None:
     """Drop what was remembered about the last job's commands, outputs and texts."""
     _WRITES.clear()
     _FAILED.clear()
-    _ACTS.clear()
-    needles.forget()
+    _FOUND.clear()
 
 
-def action_text(e: Event) -> str:
-    """``e.action_text()``, built once per job: P1 and P2 both scan it, and the same string object lets
-    :func:`~pytest_trajaudit.needles.may_match` answer the second from the first's set match."""
-    known = _ACTS.get(id(e))
-    if known is not None and known[0] is e:
+ACT, TEXT = 0, 1  # which text of an event found() is about: its action text, its text
+
+
+def found(e: Event, which: int, text: str) -> needles.Found | None:
+    """:func:`~pytest_trajaudit.needles.scan` of ``text`` (the event's action text or its text), once per job:
+    P1 and P2 ask about the same texts with sixteen patterns. Only the answer is kept, not the text."""
+    key = (id(e), which)
+    known = _FOUND.get(key)
+    if known is not None and known[0] is e and (known[1] is None or needles.current(known[1])):
         return known[1]
-    text = e.action_text()
-    if len(_ACTS) >= _MEMO_MAX:
-        _ACTS.clear()
-    _ACTS[id(e)] = (e, text)
-    return text
+    answer = needles.scan(text)
+    if len(_FOUND) >= _MEMO_MAX:
+        _FOUND.clear()
+    _FOUND[key] = (e, answer)
+    return answer
 
 
 def first_word(command: str) -> str:

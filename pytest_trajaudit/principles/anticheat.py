@@ -13,11 +13,11 @@ import json
 import re
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, READ, SKILL, THINK, THOUGHT, TOOL, USER, Event, Finding, Job
-from ..needles import may_match
+from ..needles import Found, may_match
 from ..redact import quote
 from ..settings import Settings
 from . import principle
-from ._shell import action_text, failed_by_output, written_paths
+from ._shell import ACT, TEXT, failed_by_output, found, written_paths
 from ._task import git_probes, matcher, mount_re, mounts
 
 _NOT_READS = (THINK, SKILL, FETCH)  # plans, sub-agent prompts, skills, web: naming a path there is a mention
@@ -142,7 +142,7 @@ def _content_reads(job: Job, cfg: Settings, task, fails: list, warns: list, data
 def _authored_text(e: Event) -> str:
     """The call's action text plus the decoded string values of its JSON arguments: a Write's file content sits
     JSON-escaped in ``args``, where a line with a quote or a backslash would never match its own later output."""
-    text = action_text(e)
+    text = e.action_text()
     if e.args[:1] not in ("{", "["):
         return text
     try:
@@ -161,20 +161,21 @@ def _authored_text(e: Event) -> str:
     return text + "\n" + "\n".join(reversed(found))
 
 
-def _target_texts(e: Event) -> list[tuple[str, bool]]:
+def _target_texts(e: Event) -> list[tuple[str, bool, Found | None]]:
     """(text, path_tokens_only) pairs naming what a tool call touches: the agent-authored action text, and for
     a read whose export recorded no target (BenchFlow's bare ``Read File`` with only its content), the content —
     the only record of what was read — where only path-like tokens count."""
-    out = [(action_text(e), False)]
+    act = e.action_text()
+    out = [(act, False, found(e, ACT, act))]
     if e.kind == READ and not (e.paths or e.command or e.args) and e.output:
-        out.append((e.output, True))
+        out.append((e.output, True, None))
     return out
 
 
-def _matches(text: str, cfg: Settings, extra: re.Pattern[str] | None):
-    if may_match(cfg.read_re, text):
+def _matches(text: str, cfg: Settings, extra: re.Pattern[str] | None, scanned: Found | None = None):
+    if may_match(cfg.read_re, text, scanned):
         yield from cfg.read_re.finditer(text)
-    if extra is not None and may_match(extra, text):
+    if extra is not None and may_match(extra, text, scanned):
         yield from extra.finditer(text)
 
 
@@ -187,8 +188,8 @@ def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
         if e.type == TOOL:
             written = {_norm(p) for p in written_paths(e)}
             hit_reason = None
-            for text, paths_only in _target_texts(e):
-                for m in _matches(text, cfg, extra):
+            for text, paths_only, scanned in _target_texts(e):
+                for m in _matches(text, cfg, extra, scanned):
                     tok = _norm(_token(text, m.start(), m.end()))
                     if _is_own(tok, own) or (paths_only and "/" not in tok):
                         continue
@@ -223,7 +224,7 @@ def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
                 warns.append((e, "dragnet search of the whole filesystem"))
             own |= written
         elif e.type in (AGENT, THOUGHT) and e.text:
-            m = next(_matches(e.text, cfg, extra), None)
+            m = next(_matches(e.text, cfg, extra, found(e, TEXT, e.text)), None)
             if m:
                 tok = _norm(_token(e.text, m.start(), m.end()))
                 if not _is_own(tok, own):
@@ -261,12 +262,12 @@ def _verdict(job: Job, fails: list[tuple[Event, str]], warns: list[tuple[Event, 
     return Finding.ok(clean)
 
 
-def _lethal_path_hits(text: str, cfg: Settings) -> list[str]:
+def _lethal_path_hits(text: str, cfg: Settings, scanned: Found | None = None) -> list[str]:
     out = []
     for p in cfg.lethal_patterns:
         if "pip" in p.pattern:
             continue
-        if not may_match(p, text):  # e.g. \bconftest\.py: re cannot search for the literal after a \b itself
+        if not may_match(p, text, scanned):  # e.g. \bconftest\.py: re cannot search for the literal after a \b itself
             continue
         for m in p.finditer(text):
             out.append(m.group(0))
@@ -297,9 +298,10 @@ def write_side(job: Job, cfg: Settings) -> Finding:
     warns: list[tuple[Event, str]] = []
     for e in traj.events:
         if e.type == TOOL:
-            act = action_text(e)
+            act = e.action_text()
             if not act:
                 continue
+            scanned = found(e, ACT, act)  # (P1 scanned this text already: its answer, remembered)
             targets = [_norm(p) for p in written_paths(e)]
             lethal_written = [t for t in targets if _lethal_path_hits(t, cfg)]
             cmd = e.command if e.kind == EXECUTE else ""
@@ -312,15 +314,15 @@ def write_side(job: Job, cfg: Settings) -> Finding:
             elif cmd and ((may_match(cfg.pip_pytest_re, cmd) and cfg.pip_pytest_re.search(cmd))
                           or (may_match(cfg.lethal_patterns[2], cmd + " ") and cfg.lethal_patterns[2].search(cmd + " "))):
                 warns.append((e, "pip install touching pytest or a name like its dependencies (may change the verifier's pytest)"))
-            elif lethal_written or _lethal_path_hits(act, cfg):
+            elif lethal_written or _lethal_path_hits(act, cfg, scanned):
                 warns.append((e, "touches a verifier-hijack path without writing it"))
             else:
                 for p in cfg.suspicious_patterns:
-                    if may_match(p, act) and p.search(act):
+                    if may_match(p, act, scanned) and p.search(act):
                         warns.append((e, f"suspicious: {p.pattern}"))
                         break
         elif e.type in (AGENT, THOUGHT) and e.text:
-            hits = _lethal_path_hits(e.text, cfg)
+            hits = _lethal_path_hits(e.text, cfg, found(e, TEXT, e.text))
             if hits:
                 warns.append((e, f"mentions {hits[0]!r}"))
     return _verdict(job, fails, warns, "no verifier-breaking write")
