@@ -27,6 +27,7 @@ try:
     import re2 as _re2
 except ImportError:  # pragma: no cover - the dependency is declared; without it every text takes the loop
     _re2 = None
+RE2 = _re2  # the google-re2 module, or None: for a scan elsewhere that wants RE2's first look too (git probes)
 
 try:
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -56,7 +57,7 @@ def may_match(rx: re.Pattern[str], text: str, found: Found | None = None) -> boo
         return True
     ns, fold = plan
     if found is not None:
-        if found.version != _FUSED.version or _FUSED.set is None or _FUSED.broken:
+        if not current(found):
             found = scan(text)
         if found is not None:
             if fold and not found.ascii:

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from ..model import EXECUTE, TOOL, Event, Job, Task
-from ..needles import _re2 as re2
+from ..needles import RE2
 from ..overlap import Matcher, privileged_lines
 
 # Where Harbor/SkillsBench mount a task's privileged folders inside the container.
@@ -52,7 +52,7 @@ GIT_FETCH = re.compile(_GIT + r"(?:fetch|pull)\b")
 GIT_REF_CMD = re.compile(_GIT + r"(show|diff|checkout|switch|cherry-pick|cat-file|format-patch|restore|merge|rebase|reset|log|archive|grep)\b([^\n;|&]*)")
 _SHA = re.compile(r"(?<![\w/.=-])([0-9a-f]{7,40})(?![\w-])")  # not an option's value (--since=20240101)
 _HEX_RUN = re.compile(r"[0-9a-f]{7,}")
-_HEX7 = re2.compile(r"[0-9a-f]{7}") if re2 is not None else None  # the same ASCII digits, searched by RE2
+_HEX7 = RE2.compile(r"[0-9a-f]{7}") if RE2 is not None else None  # the same ASCII digits, searched by RE2
 _REMOTE_REF = re.compile(r"(?<![\w/.-])(?:origin|upstream)/\S+|\bFETCH_HEAD\b|\brefs/(?:remotes|tags|pull)/\S+")
 _PLAIN_LOG = re.compile(_GIT + r"(?:log|blame)\b")
 
