@@ -56,7 +56,7 @@ def may_match(rx: re.Pattern[str], text: str, found: Found | None = None) -> boo
     if plan is None:
         return True
     ns, fold = plan
-    if found is not None:
+    if found is not None and rx not in _UNFUSED:
         if not current(found):
             found = scan(text)
         if found is not None:
@@ -88,7 +88,8 @@ class Found(NamedTuple):
 def scan(text: str) -> Found | None:
     """The needles of every pattern planned so far that ``text`` holds, by one RE2 set match, to pass to each
     :func:`may_match` about this text; None where the loop is the better answer: a text under
-    :data:`FUSE_MIN` characters, no RE2, past the set's size cap, or a text RE2 cannot read (not UTF-8)."""
+    :data:`FUSE_MIN` characters, no RE2 (or an RE2 that could not build the set), or a text RE2 cannot read
+    (not UTF-8). A pattern whose needles would pass the set's cap is left out of it and always takes the loop."""
     if len(text) < FUSE_MIN or _re2 is None or _FUSED.broken:
         return None
     present = _FUSED.match(text)
@@ -120,20 +121,21 @@ class _Fused:
         self.broken = False
         self.size = 0  # characters of all needles
 
-    def add(self, ns: tuple[str, ...], fold: bool) -> None:
+    def add(self, ns: tuple[str, ...], fold: bool) -> bool:
+        """Take a pattern's needles into the set; False (and the set unchanged) when they would pass the cap."""
         new = [(n, fold) for n in ns if (n, fold) not in self.index]
         if not new:
-            return
+            return True
         if self.size + sum(len(n) for n, _ in new) > FUSE_MAX_CHARS:
             # RE2's set match runs a DFA only, and one that outgrows its memory answers "no match": the DFA of a
             # set of literals has at most one state per needle character, so a bounded total keeps it small
-            self.broken = True
-            return
+            return False
         self.size += sum(len(n) for n, _ in new)
         for key in new:
             self.index[key] = len(self.keys)
             self.keys.append(key)
         self.set = None
+        return True
 
     def match(self, text: str) -> frozenset[tuple[str, bool]] | None:
         if self.broken:
@@ -166,6 +168,7 @@ def _re2_literal(needle: str) -> str:
 
 
 _FUSED = _Fused()
+_UNFUSED: set[re.Pattern[str]] = set()  # patterns whose needles the set could not take (its cap)
 
 
 def _plan(rx: re.Pattern[str]) -> tuple[tuple[str, ...], bool] | None:
@@ -186,8 +189,8 @@ def _plan(rx: re.Pattern[str]) -> tuple[tuple[str, ...], bool] | None:
         except Exception:  # any surprise in the private parser: no prefilter, never a wrong answer
             plan = None
     _PLANS[rx] = plan
-    if plan is not None:
-        _FUSED.add(*plan)
+    if plan is not None and not _FUSED.add(*plan):
+        _UNFUSED.add(rx)  # past the set's cap: this pattern's questions take the loop, the others keep the set
     return plan
 
 

@@ -128,17 +128,22 @@ def test_short_texts_and_texts_re2_cannot_read_take_the_loop() -> None:
     assert may_match(cfg.Settings().read_re, "\ud800/oracle/" + "x" * needles_mod.FUSE_MIN, None)
 
 
-def test_too_many_needle_characters_fall_back_to_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A DFA that outgrew RE2's memory would answer "no match": past the bound the set is never used."""
+def test_a_pattern_past_the_sets_cap_takes_the_loop_and_the_others_keep_the_set(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A DFA that outgrew RE2's memory would answer "no match": needles past the cap never go into the set."""
     monkeypatch.setattr(needles_mod, "_FUSED", needles_mod._Fused())
     monkeypatch.setattr(needles_mod, "_PLANS", {})
+    monkeypatch.setattr(needles_mod, "_UNFUSED", set())
     big = re.compile("|".join(f"needle{i:05d}_" + "q" * 40 for i in range(200)))  # 10,000 needle characters
     small = re.compile(r"/oracle/")
     text = "y" * needles_mod.FUSE_MIN + " needle00199_" + "q" * 40 + " /oracle/"
-    scanned = needles_mod.scan(text)  # (no pattern planned yet: an empty set, nothing found)
-    assert may_match(small, text, scanned)
+    needles(small)
     scanned = needles_mod.scan(text)
     assert scanned is not None and may_match(small, text, scanned)
-    assert may_match(big, text, scanned) and big.search(text)  # planned now: past the cap
-    assert needles_mod._FUSED.broken and needles_mod.scan(text) is None and not needles_mod.current(scanned)
-    assert may_match(small, text, scanned) and not may_match(small, "y" * needles_mod.FUSE_MIN, scanned)
+    assert may_match(big, text, scanned) and big.search(text)  # planned now: past the cap, so the loop answers
+    assert big in needles_mod._UNFUSED and small not in needles_mod._UNFUSED
+    assert not may_match(big, "y" * needles_mod.FUSE_MIN, needles_mod.scan("y" * needles_mod.FUSE_MIN))
+    assert needles_mod._FUSED.size < needles_mod.FUSE_MAX_CHARS and not needles_mod._FUSED.broken
+    assert needles_mod.current(scanned)  # the set did not change: the small pattern's answers still stand
+    plain = "y" * needles_mod.FUSE_MIN
+    assert may_match(small, text, scanned) and not may_match(small, plain, needles_mod.scan(plain))
