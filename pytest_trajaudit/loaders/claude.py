@@ -28,7 +28,7 @@ from typing import Any
 
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
-from .common import OUTPUT_CLIP, PreClipped, clip, clip_ends, flatten_text, tool_event
+from .common import OUTPUT_CLIP, clip, clip_ends, flatten_text, tool_event
 
 NAME = "claude-code"
 STREAMS = True  # load() reads Parsed.records() one line at a time (loaders/job.py streams large files)
@@ -135,7 +135,9 @@ class _Long:
         return text if len(text) <= OUTPUT_CLIP else cls(text[:half], text[-half:], len(text))
 
     def clipped(self, prefix: str = "") -> str:
-        """``clip(prefix + text)``, exactly."""
+        """``clip(prefix + text)``, exactly (without a prefix, the head is already the half that clip keeps)."""
+        if not prefix:
+            return clip_ends(self.head, self.n, self.tail)
         return clip_ends((prefix + self.head)[:OUTPUT_CLIP // 2], len(prefix) + self.n, self.tail)
 
 
@@ -264,8 +266,8 @@ class _Reader:
         args = block.get("input")
         ev = tool_event(
             index, str(block.get("name") or ""), args,
-            output=(res.content if isinstance(res.content, str) else PreClipped(res.content.clipped()))
-            if res is not None else "",
+            output=(res.content if isinstance(res.content, str) else res.content.clipped()) if res is not None else "",
+            clipped=res is not None and not isinstance(res.content, str),
             status=("failed" if res.is_error else "ok") if res is not None else "unknown",
             raw=f"line {lineno}" + (f" (result: line {res.lineno})" if res is not None else ""),
             sidechain=sidechain,

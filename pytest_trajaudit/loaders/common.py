@@ -70,13 +70,7 @@ def dumps(value: Any) -> str:
         return str(value)
 
 
-class PreClipped(str):
-    """Text a loader already cut with :func:`clip_ends` (to hold less while it reads): :func:`clip` keeps it."""
-
-
 def clip(text: str, limit: int = OUTPUT_CLIP) -> str:
-    if type(text) is PreClipped:
-        return str(text)
     if len(text) <= limit:
         return text
     half = limit // 2
@@ -157,8 +151,10 @@ def tool_event(
     title: str | None = None,
     raw: str = "",
     sidechain: bool = False,
+    clipped: bool = False,
 ) -> Event:
-    """Build a tool-call event from a tool name and its arguments (dict, or a JSON string)."""
+    """Build a tool-call event from a tool name and its arguments (dict, or a JSON string). ``clipped``: the
+    output is a string the loader already cut with :func:`clip_ends` (to hold less while it reads): kept as is."""
     if isinstance(args, str):
         try:
             decoded = orjson.loads(args)
@@ -183,7 +179,7 @@ def tool_event(
         command=command,
         paths=paths_from_args(args),
         args=dumps(args) if args not in (None, "", {}) else "",
-        output=clip(flatten_text(output) if not isinstance(output, str) else output),
+        output=output if clipped else clip(flatten_text(output) if not isinstance(output, str) else output),
         status=status,
         raw=raw,
         sidechain=sidechain,

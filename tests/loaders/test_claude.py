@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_trajaudit.loaders import claude
+from pytest_trajaudit.loaders.common import OUTPUT_CLIP, clip
 from pytest_trajaudit.loaders.sniff import load_trajectory
 from pytest_trajaudit.model import AGENT, OTHER, THOUGHT, TOOL, USER
 from pytest_trajaudit.safeio import decode_text, parse_text
@@ -486,3 +487,16 @@ def test_corpus_big_session_with_skill_compaction_and_agent_progress(corpus):
     in_main = [(e.tool, e.args) for e in t.tool_calls() if e.sidechain]
     assert in_main == [(e.tool, e.args) for e in sub.tool_calls()]
     assert len(in_main) == 12
+
+
+@pytest.mark.parametrize("n", [OUTPUT_CLIP - 1, OUTPUT_CLIP, OUTPUT_CLIP + 1, 3 * OUTPUT_CLIP + 7])
+def test_long_tool_results_are_clipped_exactly_as_clip_would(n: int):
+    """The reader keeps a long result by its two ends only; what an event gets is still ``clip`` of the whole
+    text, for a call's result and for a result whose call is not in the file (a prefix before the text)."""
+    body = "".join(chr(ord("a") + i % 26) for i in range(n))
+    t = load_text(jl(init(), asst("m1", use("t1", "Bash", command="cat big")), result_of("t1", body),
+                     result_of("t_gone", body + "!"), final("done")))
+    call = [e for e in t.events if e.type == TOOL][0]
+    assert call.output == clip(body) and type(call.output) is str
+    orphan = [e for e in t.events if e.type == OTHER and "t_gone" in e.text][0]
+    assert orphan.text == clip("tool result for unknown call t_gone: " + body + "!")
