@@ -23,11 +23,10 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
-try:
-    import re2 as _re2
+try:  # the google-re2 module (also for a scan elsewhere that wants RE2's first look: git probes), or None
+    import re2 as RE2
 except ImportError:  # pragma: no cover - the dependency is declared; without it every text takes the loop
-    _re2 = None
-RE2 = _re2  # the google-re2 module, or None: for a scan elsewhere that wants RE2's first look too (git probes)
+    RE2 = None
 
 try:
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -90,7 +89,7 @@ def scan(text: str) -> Found | None:
     :func:`may_match` about this text; None where the loop is the better answer: a text under
     :data:`FUSE_MIN` characters, no RE2 (or an RE2 that could not build the set), or a text RE2 cannot read
     (not UTF-8). A pattern whose needles would pass the set's cap is left out of it and always takes the loop."""
-    if len(text) < FUSE_MIN or _re2 is None or _FUSED.broken:
+    if len(text) < FUSE_MIN or RE2 is None or _FUSED.broken:
         return None
     present = _FUSED.match(text)
     if present is None:
@@ -142,10 +141,10 @@ class _Fused:
             return None
         if self.set is None:
             try:
-                opts = _re2.Options()
+                opts = RE2.Options()
                 opts.max_mem = FUSE_MEM
                 opts.log_errors = False
-                s = _re2.Set.SearchSet(opts)
+                s = RE2.Set.SearchSet(opts)
                 for n, fold in self.keys:
                     s.Add(("(?i)" if fold else "") + _re2_literal(n))
                 s.Compile()

@@ -1,4 +1,6 @@
-"""Shell-command heuristics shared by the principles: what a command writes, whether it only reads."""
+"""Shell-command heuristics shared by the principles: what a command writes, whether it only reads; and what the
+principles remember about one job's events while it is audited (write targets, failed reads, needle scans),
+forgotten by :func:`forget` after the job."""
 
 from __future__ import annotations
 
