@@ -23,14 +23,13 @@ item id merge into one event (the final state wins). Older builds wrote ``sessio
 from __future__ import annotations
 
 import re
-import shlex
 from typing import Any
 
 import orjson
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, OTHER, READ, SEARCH, THINK, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
-from .common import SHLEX_MAX, clip, dumps, flatten_text, kind_for_tool, tool_event
+from .common import SHLEX_MAX, clip, dumps, flatten_text, kind_for_tool, split_words, tool_event
 
 NAME = "codex"
 ROLLOUT = "codex-rollout"
@@ -191,11 +190,11 @@ def _unwrap_shell(command: str) -> str:
     """``bash -lc 'cat x'`` → ``cat x`` (exec --json gives the command as one string)."""
     if not command or not command.lstrip().startswith(("bash ", "sh ", "zsh ", "/bin/", "/usr/bin/")):
         return command
-    if len(command) > SHLEX_MAX:  # shlex is quadratic in a token's length: unwrap the plain quoted form only
+    if len(command) > SHLEX_MAX:  # split_words would split on whitespace alone: unwrap the plain quoted form only
         m = _LONG_WRAPPED.match(command)
         return m.group(2) if m else command
     try:
-        parts = shlex.split(command)
+        parts = split_words(command)
     except ValueError:
         return command
     if len(parts) == 3 and parts[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") and parts[1] in ("-lc", "-c"):
