@@ -354,10 +354,21 @@ def target(what: str, measured: str, goal: str, met: bool | None) -> None:
 
 
 def loadavg() -> str:
+    """The load average, and where the kernel reports it (Linux pressure stall information) the share of the last
+    minute in which some task waited for CPU or I/O: on a shared machine the load average hides a neighbour's
+    I/O, which made the same run 3× slower in one minute than in the next (session 7)."""
     try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+        out = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
         return "?"
+    stalls = []
+    for res in ("cpu", "io"):
+        try:
+            some = Path(f"/proc/pressure/{res}").read_text().splitlines()[0].split()
+            stalls.append(f"{res} {float(dict(kv.split('=') for kv in some[1:])['avg60']):.0f} %")
+        except (OSError, IndexError, KeyError, ValueError):
+            continue
+    return out + (f"; stalled over the last minute: {', '.join(stalls)}" if stalls else "")
 
 
 def engine_time(tree: Path, repeat: int) -> dict | None:
