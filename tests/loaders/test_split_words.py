@@ -55,8 +55,9 @@ def test_property_same_answer_as_shlex(command: str) -> None:
     assert answer(command) == shlex_answer(command)
 
 
-def test_a_mutated_grammar_is_caught() -> None:
-    """The cases above see the difference when double quotes let \\ escape every character (bash does not)."""
+def test_double_quotes_escape_only_a_quote_and_a_backslash() -> None:
+    """As in shlex: inside "…" a backslash escapes only " and \\ (a POSIX shell also lets it escape $, ` and a
+    newline), inside '…' nothing."""
     assert split_words(r'"a\b"') == ["a\\b"]
     assert split_words(r'"a\"b\\c"') == ['a"b\\c']
     assert split_words(r"'a\"b'") == ['a\\"b']
