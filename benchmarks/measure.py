@@ -355,8 +355,8 @@ def target(what: str, measured: str, goal: str, met: bool | None) -> None:
 
 def loadavg() -> str:
     """The load average, and where the kernel reports it (Linux pressure stall information) the share of the last
-    minute in which some task waited for CPU or I/O: on a shared machine the load average hides a neighbour's
-    I/O, which made the same run 3× slower in one minute than in the next (session 7)."""
+    minute in which some task waited for CPU or I/O, which the load average does not show (session 7: the same
+    bare ``-n 2`` run took 63 s at I/O stalls of 30–60 % and 19 s a few minutes later)."""
     try:
         out = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
