@@ -76,6 +76,63 @@ def may_match(rx: re.Pattern[str], text: str, found: Found | None = None) -> boo
     return False
 
 
+def candidates(rxs: tuple[re.Pattern[str], ...], text: str, found: Found | None = None) -> list[re.Pattern[str]]:
+    """The patterns of ``rxs``, in order, for which :func:`may_match` says True: the same answers, asked in one
+    call (P2 asks seven lethal and five suspicious patterns about every action text, written path and agent
+    message, and almost no text holds a needle of any of them)."""
+    group = _GROUPS.get(rxs)
+    if group is None:
+        group = _group(rxs)
+    plain, folded, always, folds = group
+    if found is not None:
+        if not found.present and current(found):
+            # the set saw no needle of any fused pattern in this text: a fused pattern can still match only where
+            # may_match would not trust the set (a case-folded one on non-ASCII text)
+            return [rx for rx in rxs if rx in always or (rx in folds and not found.ascii)
+                    or (rx in _UNFUSED and may_match(rx, text))]
+    else:
+        for n in plain:  # noqa: SIM110 (a plain loop: any() over a generator costs more per call)
+            if n in text:
+                break
+        else:
+            if not folded:
+                return [rx for rx in rxs if rx in always]
+            if text.isascii():  # (non-ASCII text: every case-folded pattern may match, as in may_match)
+                low = text.lower()
+                for n in folded:  # noqa: SIM110
+                    if n in low:
+                        break
+                else:
+                    return [rx for rx in rxs if rx in always]
+    return [rx for rx in rxs if may_match(rx, text, found)]
+
+
+_GROUPS: dict[tuple[re.Pattern[str], ...], Any] = {}
+
+
+def _group(rxs: tuple[re.Pattern[str], ...]) -> Any:
+    """(needles of the case-sensitive patterns, needles of the case-folded ones, the patterns without a plan, the
+    case-folded patterns), once per tuple of patterns; each pattern is planned (its needles fused) first."""
+    plain: list[str] = []
+    folded: list[str] = []
+    always = set()
+    folds = set()
+    for rx in rxs:
+        plan = _plan(rx)
+        if plan is None:
+            always.add(rx)
+        elif plan[1]:
+            folded.extend(plan[0])
+            folds.add(rx)
+        else:
+            plain.extend(plan[0])
+    if len(_GROUPS) >= 256:  # the tuples come from settings: a handful per process
+        _GROUPS.clear()
+    group = _GROUPS[rxs] = (tuple(dict.fromkeys(plain)), tuple(dict.fromkeys(folded)), frozenset(always),
+                            frozenset(folds))
+    return group
+
+
 class Found(NamedTuple):
     """What one set match found in a text: the (needle, case-folded) pairs present, of the set ``version``."""
 

@@ -13,7 +13,7 @@ import json
 import re
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, READ, SKILL, THINK, THOUGHT, TOOL, USER, Event, Finding, Job
-from ..needles import Found, may_match
+from ..needles import Found, candidates, may_match
 from ..redact import quote
 from ..settings import Settings
 from . import principle
@@ -264,13 +264,26 @@ def _verdict(job: Job, fails: list[tuple[Event, str]], warns: list[tuple[Event, 
 
 def _lethal_path_hits(text: str, cfg: Settings, scanned: Found | None = None) -> list[str]:
     out = []
-    for p in cfg.lethal_patterns:
-        if "pip" in p.pattern:
-            continue
-        if not may_match(p, text, scanned):  # e.g. \bconftest\.py: re cannot search for the literal after a \b itself
-            continue
+    # the prefilter: e.g. \bconftest\.py, where re cannot search for the literal after a \b itself
+    for p in candidates(_patterns(cfg.lethal_patterns, paths_only=True), text, scanned):
         for m in p.finditer(text):
             out.append(m.group(0))
+    return out
+
+
+_TUPLES: dict[tuple[int, bool], tuple[list[re.Pattern[str]], tuple[re.Pattern[str], ...]]] = {}
+
+
+def _patterns(pats: list[re.Pattern[str]], paths_only: bool = False) -> tuple[re.Pattern[str], ...]:
+    """A settings' pattern list as one tuple (``needles.candidates`` prepares each tuple once), without the pip
+    patterns when ``paths_only`` (the lethal patterns that name a path)."""
+    known = _TUPLES.get((id(pats), paths_only))
+    if known is not None and known[0] is pats:
+        return known[1]
+    if len(_TUPLES) >= 64:
+        _TUPLES.clear()
+    out = tuple(p for p in pats if not (paths_only and "pip" in p.pattern))
+    _TUPLES[(id(pats), paths_only)] = (pats, out)  # holds the list: its id cannot be reused while remembered
     return out
 
 
@@ -317,8 +330,8 @@ def write_side(job: Job, cfg: Settings) -> Finding:
             elif lethal_written or _lethal_path_hits(act, cfg, scanned):
                 warns.append((e, "touches a verifier-hijack path without writing it"))
             else:
-                for p in cfg.suspicious_patterns:
-                    if may_match(p, act, scanned) and p.search(act):
+                for p in candidates(_patterns(cfg.suspicious_patterns), act, scanned):
+                    if p.search(act):
                         warns.append((e, f"suspicious: {p.pattern}"))
                         break
         elif e.type in (AGENT, THOUGHT) and e.text:
