@@ -21,6 +21,7 @@ loop runs.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 try:  # the google-re2 module (also for a scan elsewhere that wants RE2's first look: git probes), or None
@@ -76,61 +77,45 @@ def may_match(rx: re.Pattern[str], text: str, found: Found | None = None) -> boo
     return False
 
 
-def candidates(rxs: tuple[re.Pattern[str], ...], text: str, found: Found | None = None) -> list[re.Pattern[str]]:
-    """The patterns of ``rxs``, in order, for which :func:`may_match` says True: the same answers, asked in one
-    call (P2 asks seven lethal and five suspicious patterns about every action text, written path and agent
-    message, and almost no text holds a needle of any of them)."""
-    group = _GROUPS.get(rxs)
-    if group is None:
-        group = _group(rxs)
-    plain, folded, always, folds = group
-    if found is not None:
-        if not found.present and current(found):
-            # the set saw no needle of any fused pattern in this text: a fused pattern can still match only where
-            # may_match would not trust the set (a case-folded one on non-ASCII text)
-            return [rx for rx in rxs if rx in always or (rx in folds and not found.ascii)
-                    or (rx in _UNFUSED and may_match(rx, text))]
-    else:
-        for n in plain:  # noqa: SIM110 (a plain loop: any() over a generator costs more per call)
-            if n in text:
-                break
+class AnyOf:
+    """Several patterns asked about the same texts (P2: seven lethal and five suspicious patterns about every
+    action text, written path and agent message; almost no text holds a needle of any of them).
+    :meth:`candidates` answers, in one call, which of them may match: exactly the patterns for which
+    :func:`may_match` says True, in order. Each pattern is planned (its needles fused) when the group is made."""
+
+    __slots__ = ("rxs", "plain", "folded", "always", "wide", "loose")
+
+    def __init__(self, rxs: Iterable[re.Pattern[str]]) -> None:
+        self.rxs = tuple(rxs)
+        plans = [_plan(rx) for rx in self.rxs]
+        self.plain = tuple(dict.fromkeys(n for pl in plans if pl is not None and not pl[1] for n in pl[0]))
+        self.folded = tuple(dict.fromkeys(n for pl in plans if pl is not None and pl[1] for n in pl[0]))
+        # what may match a text holding none of the needles: the patterns without a plan (always run); on
+        # non-ASCII text also the case-folded ones (their needles filter ASCII text only)
+        self.always = tuple(rx for rx, pl in zip(self.rxs, plans, strict=True) if pl is None)
+        self.wide = tuple(rx for rx, pl in zip(self.rxs, plans, strict=True) if pl is None or pl[1])
+        self.loose = any(rx in _UNFUSED for rx in self.rxs)  # a pattern the set could not take: it has no say
+
+    def candidates(self, text: str, found: Found | None = None) -> Sequence[re.Pattern[str]]:
+        if found is not None:
+            if not found.present and not self.loose and current(found):
+                return self.always if found.ascii else self.wide  # the set saw no needle of any of them
         else:
-            if not folded:
-                return [rx for rx in rxs if rx in always]
-            if text.isascii():  # (non-ASCII text: every case-folded pattern may match, as in may_match)
+            for n in self.plain:  # noqa: SIM110 (a plain loop: any() over a generator costs more per call)
+                if n in text:
+                    break
+            else:
+                if not self.folded:
+                    return self.always
+                if not text.isascii():
+                    return self.wide
                 low = text.lower()
-                for n in folded:  # noqa: SIM110
+                for n in self.folded:  # noqa: SIM110
                     if n in low:
                         break
                 else:
-                    return [rx for rx in rxs if rx in always]
-    return [rx for rx in rxs if may_match(rx, text, found)]
-
-
-_GROUPS: dict[tuple[re.Pattern[str], ...], Any] = {}
-
-
-def _group(rxs: tuple[re.Pattern[str], ...]) -> Any:
-    """(needles of the case-sensitive patterns, needles of the case-folded ones, the patterns without a plan, the
-    case-folded patterns), once per tuple of patterns; each pattern is planned (its needles fused) first."""
-    plain: list[str] = []
-    folded: list[str] = []
-    always = set()
-    folds = set()
-    for rx in rxs:
-        plan = _plan(rx)
-        if plan is None:
-            always.add(rx)
-        elif plan[1]:
-            folded.extend(plan[0])
-            folds.add(rx)
-        else:
-            plain.extend(plan[0])
-    if len(_GROUPS) >= 256:  # the tuples come from settings: a handful per process
-        _GROUPS.clear()
-    group = _GROUPS[rxs] = (tuple(dict.fromkeys(plain)), tuple(dict.fromkeys(folded)), frozenset(always),
-                            frozenset(folds))
-    return group
+                    return self.always
+        return [rx for rx in self.rxs if may_match(rx, text, found)]
 
 
 class Found(NamedTuple):

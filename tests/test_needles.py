@@ -149,10 +149,13 @@ def test_a_pattern_past_the_sets_cap_takes_the_loop_and_the_others_keep_the_set(
     assert may_match(small, text, scanned) and not may_match(small, plain, needles_mod.scan(plain))
 
 
-# --- candidates: several patterns asked about one text in one call ------------------------------------------------
+# --- AnyOf: several patterns asked about one text in one call ----------------------------------------------------
 
 GROUPS = [tuple(ALL), tuple(PROJECT), tuple(map(re.compile, cfg.LETHAL)), tuple(map(re.compile, cfg.SUSPICIOUS)),
           (re.compile(r"(?i)secret"), re.compile(r"a|\w+"), re.compile(r"/oracle/"), re.compile(r"(?i)k"))]
+
+def cands(rxs: tuple[re.Pattern[str], ...], text: str, scanned: needles_mod.Found | None = None) -> list:
+    return list(needles_mod.AnyOf(rxs).candidates(text, scanned))
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
@@ -169,7 +172,7 @@ def test_candidates_are_exactly_the_patterns_may_match_lets_through(parts: list[
             needles(rx)
         for scanned in (None, needles_mod.scan(text)):
             want = [rx for rx in rxs if may_match(rx, text, scanned)]
-            assert needles_mod.candidates(rxs, text, scanned) == want, (text[:80], scanned)
+            assert cands(rxs, text, scanned) == want, (text[:80], scanned)
             assert all(rx in want for rx in rxs if rx.search(text))
 
 
@@ -183,36 +186,36 @@ def test_candidates_when_the_set_saw_nothing() -> None:
     ascii_text = "y" * needles_mod.FUSE_MIN
     scanned = needles_mod.scan(ascii_text)
     assert scanned is not None and not scanned.present
-    assert needles_mod.candidates(rxs, ascii_text, scanned) == [loose]
+    assert cands(rxs, ascii_text, scanned) == [loose]
     wide = "é" + ascii_text  # no needle, but not ASCII: may_match does not trust the set for a folded pattern
     scanned = needles_mod.scan(wide)
     assert scanned is not None and not scanned.present and not scanned.ascii
-    assert needles_mod.candidates(rxs, wide, scanned) == [loose, folded] == [
+    assert cands(rxs, wide, scanned) == [loose, folded] == [
         rx for rx in rxs if may_match(rx, wide, scanned)]
     short = "nothing to see"
-    assert needles_mod.candidates(rxs, short) == [loose]
-    assert needles_mod.candidates(rxs, "cat /oracle/x") == [fused, loose]
+    assert cands(rxs, short) == [loose]
+    assert cands(rxs, "cat /oracle/x") == [fused, loose]
 
 
 def test_candidates_with_a_stale_scan_scan_again() -> None:
     text = "zq_cand_late_7 " + "x" * needles_mod.FUSE_MIN
     old = needles_mod.scan(text)
     late = re.compile(r"zq_cand_late_\d")
-    assert needles_mod.candidates((late,), text, old) == [late]  # planned after the scan: not trusted
-    assert needles_mod.candidates((late,), "x" * needles_mod.FUSE_MIN, old) == []
+    assert cands((late,), text, old) == [late]  # planned after the scan: not trusted
+    assert cands((late,), "x" * needles_mod.FUSE_MIN, old) == []
 
 
-def test_p2_asks_through_candidates() -> None:
-    """P2's lethal-path and suspicious questions go through candidates (so the test above covers them)."""
+def test_p2_asks_through_any_of() -> None:
+    """P2's lethal-path and suspicious questions go through AnyOf (so the tests above cover them)."""
     from pytest_trajaudit.principles import anticheat
 
     s = cfg.Settings()
-    paths = anticheat._patterns(s.lethal_patterns, paths_only=True)
-    assert paths and all("pip" not in p.pattern for p in paths) and len(paths) < len(s.lethal_patterns)
-    assert anticheat._patterns(s.lethal_patterns, paths_only=True) is paths  # one tuple per list
-    assert anticheat._lethal_path_hits("rm x; vim conftest.py", s) == ["conftest.py"]
-    assert anticheat._lethal_path_hits("/usr/lib/python3/site-packages/evil.pth " + "x" * 600, s,
-                                       needles_mod.scan("/usr/lib/python3/site-packages/evil.pth " + "x" * 600))
+    paths = anticheat._lethal_paths(s)
+    assert paths.rxs and all("pip" not in p.pattern for p in paths.rxs) and len(paths.rxs) < len(s.lethal_patterns)
+    assert anticheat._lethal_path_hits("rm x; vim conftest.py", paths) == ["conftest.py"]
+    long = "/usr/lib/python3/site-packages/evil.pth " + "x" * 600
+    assert anticheat._lethal_path_hits(long, paths, needles_mod.scan(long))
+    assert anticheat._lethal_path_hits("x" * 600, paths, needles_mod.scan("x" * 600)) == []
 
 
 def test_candidates_run_a_pattern_the_set_could_not_take(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,15 +223,14 @@ def test_candidates_run_a_pattern_the_set_could_not_take(monkeypatch: pytest.Mon
     monkeypatch.setattr(needles_mod, "_FUSED", needles_mod._Fused())
     monkeypatch.setattr(needles_mod, "_PLANS", {})
     monkeypatch.setattr(needles_mod, "_UNFUSED", set())
-    monkeypatch.setattr(needles_mod, "_GROUPS", {})
     small = re.compile(r"/oracle/")
     big = re.compile("|".join(f"needle{i:05d}_" + "q" * 40 for i in range(200)))  # past the cap
     rxs = (small, big)
-    needles_mod.candidates(rxs, "")
+    cands(rxs, "")
     assert big in needles_mod._UNFUSED
     text = "y" * needles_mod.FUSE_MIN + " needle00007_" + "q" * 40
     scanned = needles_mod.scan(text)
     assert scanned is not None and not scanned.present and needles_mod.current(scanned)
-    assert needles_mod.candidates(rxs, text, scanned) == [big] and big.search(text)
+    assert cands(rxs, text, scanned) == [big] and big.search(text)
     plain = "y" * needles_mod.FUSE_MIN
-    assert needles_mod.candidates(rxs, plain, needles_mod.scan(plain)) == []
+    assert cands(rxs, plain, needles_mod.scan(plain)) == []
