@@ -60,6 +60,8 @@ def test_a_text_is_scanned_once_per_event_and_the_answer_is_only_that_events() -
     other = Event(1, TOOL, READ, command="ls " + "y" * needles.FUSE_MIN)
     _shell._FOUND[(id(other), _shell.ACT)] = (e, first)  # an entry under this id for another event is not its
     assert ("/oracle/", False) not in _shell.found(other, _shell.ACT, other.action_text()).present
-    assert _shell.found(e, _shell.ACT, "short") is first  # (keyed by event: the caller passes that event's text)
+    short = Event(2, TOOL, READ, command="cat /oracle/x")
+    assert _shell.found(short, _shell.ACT, short.action_text()) is None  # under FUSE_MIN: the loop answers
+    assert (id(short), _shell.ACT) not in _shell._FOUND  # and nothing is remembered for it
     _shell.forget()
     assert _shell._FOUND == {} and _shell.found(e, _shell.ACT, e.action_text()) is not first

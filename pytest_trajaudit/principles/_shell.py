@@ -75,6 +75,8 @@ ACT, TEXT = 0, 1  # which text of an event found() is about: its action text, it
 def found(e: Event, which: int, text: str) -> needles.Found | None:
     """:func:`~pytest_trajaudit.needles.scan` of ``text`` (the event's action text or its text), once per job:
     P1 and P2 ask about the same texts with sixteen patterns. Only the answer is kept, not the text."""
+    if len(text) < needles.FUSE_MIN:  # most texts: scan() says None for them without looking (nothing to keep)
+        return None
     key = (id(e), which)
     known = _FOUND.get(key)
     if known is not None and known[0] is e and (known[1] is None or needles.current(known[1])):
