@@ -296,14 +296,17 @@ def _analyze_precise(job: Job, cfg: Settings, a: Analysis) -> None:
                 if body:
                     s.text, s.text_source = body, f"{e.label()} result"
             continue
-        if failed_by_output(e):
-            continue
         targets = _read_targets(e)
         single = len(targets) == 1
+        failed = None  # whether the output says the read failed (then it read nothing): asked at the first hit only
         for target in targets:
             hit = _skill_of(target) or _relative_reference(a, target)
             if hit is None:
                 continue
+            if failed is None:
+                failed = failed_by_output(e)
+            if failed:
+                break
             name, rest = hit
             if name == "SKILL.md":  # codex-acp "Read SKILL.md" with no path: the frontmatter names the skill
                 m = _FRONTMATTER_NAME.search(e.output[:3000])
