@@ -267,8 +267,9 @@ def created_paths(e: Event) -> set[str]:
     return out
 
 
-def grounding_targets(e: Event, literal: bool) -> tuple[list[str], list[str]]:
-    """(paths this call looks at or authors, paths it edits in place)."""
+def grounding_targets(e: Event, literal: bool, acts: frozenset[str] | None = None) -> tuple[list[str], list[str]]:
+    """(paths this call looks at or authors, paths it edits in place); ``acts``: :func:`actions` of ``e`` when
+    the caller has it already."""
     if literal:
         path = e.paths[0] if e.paths else ""
         if e.tool in LITERAL_SEEN:
@@ -276,7 +277,8 @@ def grounding_targets(e: Event, literal: bool) -> tuple[list[str], list[str]]:
         if e.tool in LITERAL_EDITS:
             return [], ([path] if path else [])
         return [], []
-    acts = actions(e)
+    if acts is None:
+        acts = actions(e)
     if "edit" in acts:
         if e.status == "failed":
             return [], []  # a failed edit changed nothing (precise mode)
@@ -305,9 +307,10 @@ def grounding_flags(job: Job, steps: list[Step], cfg: Settings) -> tuple[list[di
     with_path = without_path = 0
     for s in steps:
         e = s.event
-        looked, edited = grounding_targets(e, literal)
+        acts = None if literal else actions(e)
+        looked, edited = grounding_targets(e, literal, acts)
         seen.update(q for q in map(norm, looked) if q)
-        is_edit = e.tool in LITERAL_EDITS if literal else ("edit" in actions(e) and e.status != "failed")
+        is_edit = e.tool in LITERAL_EDITS if literal else ("edit" in acts and e.status != "failed")
         if is_edit and not edited and not looked:  # (a patch that only adds files authored them)
             without_path += 1
         for q in filter(None, map(norm, edited)):
