@@ -15,7 +15,7 @@ of every pattern planned so far, by one RE2 set (google-re2: a DFA pass over the
 needles, measured 2.3× faster than sixteen substring searches): :func:`scan`, whose answer the caller passes
 to each :func:`may_match` about that text. Only literal needles go to RE2, never a pattern, so the answer is
 exactly the substring test's (property-tested); without the module, or for a text RE2 cannot take, the plain
-loop runs.
+loop runs. :class:`AnyOf` asks a group of patterns about one text in one call, with the same answers.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ class AnyOf:
         # non-ASCII text also the case-folded ones (their needles filter ASCII text only)
         self.always = tuple(rx for rx, pl in zip(self.rxs, plans, strict=True) if pl is None)
         self.wide = tuple(rx for rx, pl in zip(self.rxs, plans, strict=True) if pl is None or pl[1])
-        self.loose = any(rx in _UNFUSED for rx in self.rxs)  # a pattern the set could not take: it has no say
+        self.loose = any(rx in _UNFUSED for rx in self.rxs)  # the set's answers say nothing about such a pattern
 
     def candidates(self, text: str, found: Found | None = None) -> Sequence[re.Pattern[str]]:
         if found is not None:
