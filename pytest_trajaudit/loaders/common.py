@@ -241,7 +241,7 @@ def _posix_split(command: str) -> list[str]:
     end = 0
     for m in _SH_WORD.finditer(command):
         if not _SH_SPACE.issuperset(command[end:m.start()]):
-            return shlex.split(command)  # a quote or \\ no word covers: shlex raises what is wrong
+            return shlex.split(command)  # a quote or \ no word covers: shlex raises what is wrong
         word = m.group(0)
         words.append("".join(map(_sh_piece, _SH_PIECE.finditer(word))) if _SH_QUOTING.search(word) else word)
         end = m.end()
