@@ -403,6 +403,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(XdistBatchHooks(), "trajaudit-xdist-batch")  # -p no:… turns it off
     if hasattr(config, "workerinput"):
         _batch_worker_events(config)
+        config.pluginmanager.register(QuietWorkerTerminal(), "trajaudit-quiet-worker-terminal")  # -p no:… keeps it
     pacer = GcPacer()
     config.add_cleanup(pacer.close)  # before pytest's own cleanups, so it runs after them (a LIFO stack)
     config.pluginmanager.register(pacer, "trajaudit-gc")
@@ -889,7 +890,54 @@ class XdistBatchHooks:
         from . import xdist_batch
 
         node.workerinput[xdist_batch.OFFER] = xdist_batch.offer()
-        node.process_from_remote = xdist_batch.controller_unbatch(node.process_from_remote)
+        dsession = node.config.pluginmanager.get_plugin("dsession")
+        handler = "worker_" + xdist_batch.INPROC
+        if dsession is not None and not hasattr(dsession, handler):
+            dispatch = xdist_batch.dispatcher(dsession)
+            if dispatch is not None:
+                setattr(dsession, handler, dispatch)
+        gather = dsession is not None and hasattr(dsession, handler) and hasattr(node, "putevent")
+        node.process_from_remote = xdist_batch.controller_unbatch(node.process_from_remote, node if gather else None)
+
+
+class QuietWorkerTerminal:
+    """On an xdist worker whose terminal output goes to ``/dev/null`` (a local or ssh worker: execnet keeps the
+    real standard output for its pipe to the controller and points fd 1 at ``/dev/null``): the terminal reporter
+    stops rendering each item (progress characters, stats, warning texts) that nobody sees; the controller renders
+    every item from the reports it receives. That rendering was about a tenth of a worker's time on fine-grained
+    audit items (issue 7). The reporter stays registered under its name with its other hooks, so
+    ``get_terminal_writer``, ``--setup-show`` and live logs still find it. Registered as
+    ``trajaudit-quiet-worker-terminal``: ``-p no:trajaudit-quiet-worker-terminal`` leaves the reporter as it is."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        pm = session.config.pluginmanager
+        tr = pm.get_plugin("terminalreporter")
+        quiet = _quiet_reporter_class()
+        if tr is None or type(tr) is not quiet.__mro__[1] or not _writes_to_devnull(tr):
+            return  # another plugin's reporter, or one whose output someone may see: leave it alone
+        pm.unregister(tr)
+        tr.__class__ = quiet
+        pm.register(tr, "terminalreporter")
+
+
+def _writes_to_devnull(tr: Any) -> bool:
+    try:
+        st = os.fstat(tr._tw._file.fileno())
+        null = os.stat(os.devnull)
+    except (AttributeError, OSError, ValueError):
+        return False
+    return stat.S_ISCHR(st.st_mode) and st.st_rdev == null.st_rdev
+
+
+@functools.cache
+def _quiet_reporter_class() -> type:
+    from _pytest.terminal import TerminalReporter
+
+    # pluggy registers only the routines among a plugin's ``pytest_*`` attributes: None removes a hook
+    per_item = ("pytest_runtest_logstart", "pytest_runtest_logreport", "pytest_runtest_logfinish",
+                "pytest_warning_recorded")
+    return type("QuietWorkerTerminalReporter", (TerminalReporter,), dict.fromkeys(per_item))
 
 
 def _batch_worker_events(config: pytest.Config) -> None:

@@ -26,6 +26,7 @@ from typing import Any
 
 OFFER = "trajaudit_batch"  # key in workerinput
 EVENT = "trajaudit_events"  # the batch's event name
+INPROC = "trajaudit_inproc"  # a batch's gathered entries on the controller's queue
 LIMIT = 2048  # events per batch at most (a job of a few hundred items flushes every ~300 items)
 PER_ITEM = frozenset({"logstart", "logfinish", "testreport", "warning_recorded", "runtest_protocol_complete"})
 
@@ -98,8 +99,14 @@ class WorkerBatcher:
         self.send_one(EVENT, events=blob)
 
 
-def controller_unbatch(process: Callable[[Any], None]) -> Callable[[Any], None]:
-    """Wrap a ``WorkerController.process_from_remote``: a batch is handed on event by event."""
+def controller_unbatch(process: Callable[[Any], None], node: Any = None) -> Callable[[Any], None]:
+    """Wrap a ``WorkerController.process_from_remote``: a batch is handed on event by event.
+
+    xdist's ``process_from_remote`` (execnet's receiver thread) turns each event into what the controller's main
+    loop handles (a report rebuilt, a warning unpacked) and puts it on the session's queue, one queue entry and one
+    main-loop turn per event. With ``node`` (the ``WorkerController`` of ``process``, whose session runs
+    :func:`dispatcher`), the entries of one batch are gathered and queued as one (:data:`INPROC`), which the main
+    loop hands on in order: the same calls, one queue hand-over per batch instead of per event."""
 
     def process_from_remote(eventcall: Any) -> None:
         if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == EVENT:
@@ -108,9 +115,37 @@ def controller_unbatch(process: Callable[[Any], None]) -> Callable[[Any], None]:
             except (KeyError, TypeError, ValueError, EOFError) as exc:
                 process(("internal_error", {"formatted_error": f"trajaudit: unreadable event batch: {exc}"}))
                 return
-            for event in events:
-                process(tuple(event))
+            if node is None:
+                for event in events:
+                    process(tuple(event))
+                return
+            # process_from_remote queues through node.putevent; only this node's receiver thread calls it
+            gathered: list[Any] = []
+            put, node.putevent = node.putevent, gathered.append
+            try:
+                for event in events:
+                    process(tuple(event))
+            finally:
+                node.putevent = put
+            put((INPROC, {"events": gathered}))
             return
         process(eventcall)
 
     return process_from_remote
+
+
+def dispatcher(dsession: Any) -> Callable[..., None] | None:
+    """The controller's handler of :data:`INPROC` entries (set as ``dsession.worker_<INPROC>``, where xdist's main
+    loop looks its handlers up): each gathered entry goes to its ``worker_<event>`` handler as if it had come off
+    the queue alone, followed by the checks xdist's loop makes after each (all work done; ``-x``/``--maxfail``
+    asked to stop). None when this xdist's session lacks what that needs: then batches are handed on per event."""
+    if not all(callable(getattr(dsession, a, None)) for a in ("triggershutdown", "loop_once")):
+        return None
+
+    def handle(events: list[tuple[str, dict[str, Any]]]) -> None:
+        for callname, kwargs in events:
+            getattr(dsession, "worker_" + callname)(**kwargs)
+            if dsession.sched.tests_finished or getattr(dsession, "shouldstop", False):
+                dsession.triggershutdown()
+
+    return handle

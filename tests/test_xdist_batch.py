@@ -126,6 +126,104 @@ def test_an_unreadable_batch_is_an_internal_error_not_a_silent_loss() -> None:
     assert out[0][0] == "internal_error" and "unreadable event batch" in out[0][1]["formatted_error"]
 
 
+class Node:
+    """A WorkerController's queue side: process_from_remote turns each event into a queue entry through
+    ``node.putevent`` (xdist's notify_inproc)."""
+
+    def __init__(self) -> None:
+        self.queue: list[tuple[str, dict]] = []
+        self.putevent = self.queue.append
+
+    def process_from_remote(self, eventcall: tuple[str, dict]) -> None:
+        name, kwargs = eventcall
+        if name == "boom":
+            raise RuntimeError("boom")
+        self.putevent((name, {"node": "n", **kwargs}))
+
+
+def _batched_sent() -> list[tuple[str, dict]]:
+    it = Interactor()
+    xdist_batch.WorkerBatcher(it, _same_job)
+    for i, n in zip(range(5), [1, 2, 3, 4, xdist_remote.Marker.SHUTDOWN], strict=True):
+        _item(it, i, n)
+    it.sendevent("workerfinished", workeroutput={})
+    return it.sent
+
+
+def test_a_batch_reaches_the_controller_queue_as_one_entry_in_order() -> None:
+    sent = _batched_sent()
+    alone = Node()
+    for name, kwargs in sent:
+        xdist_batch.controller_unbatch(alone.process_from_remote)((name, kwargs))  # no node: entry per event
+    gathered = Node()
+    process = xdist_batch.controller_unbatch(gathered.process_from_remote, gathered)
+    for name, kwargs in sent:
+        process((name, kwargs))
+    assert [n for n, _ in gathered.queue] == [xdist_batch.INPROC, xdist_batch.INPROC, "workerfinished"]
+    assert len(alone.queue) == 31 and alone.queue[-1][0] == "workerfinished"
+    flat = [e for n, kw in gathered.queue[:2] for e in kw["events"]] + gathered.queue[2:]
+    assert flat == alone.queue  # the same entries, in the same order
+    assert gathered.putevent == gathered.queue.append  # the node's own putevent is back
+
+
+def test_the_node_gets_its_putevent_back_when_an_event_fails() -> None:
+    node = Node()
+    process = xdist_batch.controller_unbatch(node.process_from_remote, node)
+    blob = marshal.dumps([("logstart", {"nodeid": "a"}), ("boom", {})])
+    with pytest.raises(RuntimeError):
+        process((xdist_batch.EVENT, {"events": blob}))
+    assert node.putevent == node.queue.append and node.queue == []
+
+
+class Session:
+    """What xdist's DSession offers the dispatcher: worker_* handlers, sched.tests_finished, shouldstop,
+    triggershutdown (and loop_once, the loop that looks the handlers up)."""
+
+    def __init__(self, finish_after: int, stop_at: str | None = None) -> None:
+        self.calls: list[tuple[str, dict]] = []
+        self.shutdowns = 0
+        self.finish_after, self.stop_at = finish_after, stop_at
+        self.sched = self
+
+    @property
+    def tests_finished(self) -> bool:
+        return len(self.calls) >= self.finish_after
+
+    def __getattr__(self, name: str):
+        if not name.startswith("worker_"):
+            raise AttributeError(name)
+
+        def handler(**kwargs: object) -> None:
+            self.calls.append((name[len("worker_"):], kwargs))
+            if name[len("worker_"):] == self.stop_at:
+                self.shouldstop = "stop"
+
+        return handler
+
+    def loop_once(self) -> None:  # pragma: no cover - only looked up
+        raise AssertionError
+
+    def triggershutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_the_dispatcher_hands_on_each_entry_and_checks_after_each_as_xdist_does() -> None:
+    events = [("logstart", {"nodeid": "a"}), ("testreport", {"rep": 1}), ("runtest_protocol_complete", {"i": 0})]
+    ds = Session(finish_after=99)
+    xdist_batch.dispatcher(ds)(events)
+    assert ds.calls == events and ds.shutdowns == 0
+    ds = Session(finish_after=2)  # all work done after the second entry: shut down after it (and after the third)
+    xdist_batch.dispatcher(ds)(events)
+    assert ds.calls == events and ds.shutdowns == 2
+    ds = Session(finish_after=99, stop_at="testreport")  # -x: a failure asks to stop
+    xdist_batch.dispatcher(ds)(events)
+    assert ds.shutdowns == 2
+
+
+def test_a_session_without_the_known_loop_gets_no_dispatcher() -> None:
+    assert xdist_batch.dispatcher(object()) is None
+
+
 def test_only_the_offered_format_is_accepted() -> None:
     assert xdist_batch.accepted({xdist_batch.OFFER: xdist_batch.offer()})
     assert not xdist_batch.accepted({}) and not xdist_batch.accepted({xdist_batch.OFFER: -1})
@@ -145,7 +243,21 @@ PROBE = (
     "            with open('events.txt', 'a') as f:\n"
     "                f.write(ev[0] + '\\n')\n"
     "        inner(ev)\n"
-    "    node.process_from_remote = count\n")
+    "    node.process_from_remote = count\n"
+    "    ds = node.config.pluginmanager.get_plugin('dsession')\n"
+    "    handle = getattr(ds, 'worker_trajaudit_inproc', None)\n"
+    "    if handle is not None and not hasattr(handle, 'probed'):\n"
+    "        def dispatch(events):\n"
+    "            with open('events.txt', 'a') as f:\n"
+    "                f.write('inproc\\n')\n"
+    "            handle(events)\n"
+    "        dispatch.probed = True\n"
+    "        ds.worker_trajaudit_inproc = dispatch\n"
+    "def pytest_sessionfinish(session):\n"
+    "    tr = session.config.pluginmanager.get_plugin('terminalreporter')\n"
+    "    who = getattr(session.config, 'workerinput', {}).get('workerid', 'controller')\n"
+    "    with open('reporters.txt', 'a') as f:\n"
+    "        f.write(who + ' ' + type(tr).__name__ + '\\n')\n")
 
 
 @pytest.fixture
@@ -161,11 +273,13 @@ def runs(pytester: pytest.Pytester) -> Path:
 def _outcomes(pytester: pytest.Pytester, *args: str) -> tuple[int, dict[str, int], list[str]]:
     events = pytester.path / "events.txt"
     events.unlink(missing_ok=True)
+    (pytester.path / "reporters.txt").unlink(missing_ok=True)
     r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly", "--trajaudit=runs",
                                       "--trajaudit-tasks=tasks", "-rsxf", *args, timeout=300)
     lines = sorted(ln for ln in r.outlines if ln.startswith(("SKIPPED", "XFAIL", "FAILED")))
     seen = events.read_text().split() if events.exists() else []
-    return r.ret, r.parseoutcomes(), lines + [f"#events {len(seen)} batches {seen.count(xdist_batch.EVENT)}"]
+    return r.ret, r.parseoutcomes(), lines + [f"#events {len(seen) - seen.count('inproc')} batches "
+                                              f"{seen.count(xdist_batch.EVENT)} inproc {seen.count('inproc')}"]
 
 
 @pytest.mark.parametrize("dist", ["default", "loadscope", "load", "worksteal", "loadfile"])
@@ -179,10 +293,11 @@ def test_every_dist_mode_finishes_with_the_serial_outcomes(pytester: pytest.Pyte
     extra = () if dist == "default" else (f"--dist={dist}",)
     pret, pcounts, plines = _outcomes(pytester, "-n", "2", "-p", "probe", *extra)
     assert (pret, pcounts, plines[:-1]) == (ret, counts, lines[:-1])
-    events, batches = (int(x) for x in plines[-1].split()[1::2])
+    events, batches, inproc = (int(x) for x in plines[-1].split()[1::2])
     items = sum(counts.values())
     assert 0 < batches < items  # batched: fewer messages than items, let alone their ~6 events each
     assert events < items
+    assert inproc == batches  # each batch is one entry of the controller's queue
 
 
 def test_batching_can_be_turned_off(pytester: pytest.Pytester, runs: Path) -> None:
@@ -191,8 +306,39 @@ def test_batching_can_be_turned_off(pytester: pytest.Pytester, runs: Path) -> No
     ret, counts, lines = _outcomes(pytester, "-n", "2", "-p", "probe", "-p", "no:trajaudit-xdist-batch")
     batched = _outcomes(pytester, "-n", "2", "-p", "probe")
     assert (ret, counts, lines[:-1]) == batched[:2] + (batched[2][:-1],)
-    events, batches = (int(x) for x in lines[-1].split()[1::2])
-    assert batches == 0 and events > 5 * sum(counts.values())  # xdist's own: every event alone
+    events, batches, inproc = (int(x) for x in lines[-1].split()[1::2])
+    assert batches == 0 == inproc and events > 5 * sum(counts.values())  # xdist's own: every event alone
+
+
+def _reporters(pytester: pytest.Pytester) -> list[str]:
+    return sorted((pytester.path / "reporters.txt").read_text().splitlines())
+
+
+def test_a_worker_reporter_whose_output_nobody_sees_renders_nothing(pytester: pytest.Pytester, runs: Path) -> None:
+    """A worker's fd 1 is /dev/null: its terminal reporter keeps its place and its other hooks (--setup-show
+    writes through it) but not the per-item ones; the controller's output is the same as with the plain one."""
+    pytest.importorskip("xdist")
+    pytester.syspathinsert()
+    quiet = _outcomes(pytester, "-n", "2", "-p", "probe", "--setup-show")
+    assert _reporters(pytester) == ["controller TerminalReporter", "gw0 QuietWorkerTerminalReporter",
+                                    "gw1 QuietWorkerTerminalReporter"]
+    plain = _outcomes(pytester, "-n", "2", "-p", "probe", "--setup-show", "-p", "no:trajaudit-quiet-worker-terminal")
+    assert _reporters(pytester) == ["controller TerminalReporter", "gw0 TerminalReporter", "gw1 TerminalReporter"]
+    assert quiet[:2] == plain[:2] and quiet[2][:-1] == plain[2][:-1]
+    assert quiet[1] == _outcomes(pytester)[1]  # the serial run's counts, warnings included
+
+
+def test_a_reporter_writing_anywhere_else_is_left_alone(tmp_path: Path) -> None:
+    import os
+    from types import SimpleNamespace
+
+    from pytest_trajaudit.plugin import _writes_to_devnull
+
+    with open(os.devnull, "w") as null, open(tmp_path / "out.txt", "w") as real:
+        assert _writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=null)))
+        assert not _writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=real)))
+    assert not _writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=real)))  # closed
+    assert not _writes_to_devnull(SimpleNamespace())
 
 
 CRASHY = (
