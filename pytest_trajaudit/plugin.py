@@ -640,8 +640,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         path, line = item.reportinfo()[:2]
         rep.outcome = "skipped"
         rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {na}")
-    if isinstance(item, PrincipleItem | GroupItem) and hasattr(item.config, "workerinput"):  # an xdist worker
-        _audit_reports().add(rep)
+    if not _BATCHED and isinstance(item, PrincipleItem | GroupItem) and hasattr(item.config, "workerinput"):
+        _audit_reports().add(rep)  # an xdist worker sending reports one by one: pack this one as JSON
     if isinstance(item, PrincipleItem | GroupItem) and item.record is not None:
         if call.when == "call" or (call.when == "setup" and rep.failed):
             rep.trajaudit = item.record
