@@ -566,3 +566,31 @@ def test_collection_classifies_each_directory_once(pytester: pytest.Pytester, ru
     assert len(seen) >= 5 and max(seen.values()) == 1
     jobs = [ln for ln in r.outlines if ln.endswith("::P1")]
     assert len(jobs) == len(discovery.find_jobs(runs)) >= 4
+
+
+def test_plain_reports_serialize_as_pytest_serializes_them(pytester: pytest.Pytester, runs: Path) -> None:
+    """plugin.plain_report_json skips pytest's PathLike check for reports of plain values; what it returns is
+    what pytest's own hook returns (keys in the same order), for every report of an audit (PASS, FAIL, WARN, N/A,
+    PASSK), and it declines the rest (a Python error's traceback repr, another report class)."""
+    from _pytest.reports import pytest_report_to_serializable as pytests_own
+
+    from pytest_trajaudit.plugin import plain_report_json
+
+    rec = pytester.inline_run("-p", "no:cacheprovider", "--trajaudit=runs", "--trajaudit-tasks=tasks")
+    reports = [r for r in rec.getreports("pytest_runtest_logreport")]
+    assert len(reports) > 100
+    fast = [(plain_report_json(r), pytests_own(r)) for r in reports]
+    taken = [(mine, theirs) for mine, theirs in fast if mine is not None]
+    assert all(mine == theirs and list(mine) == list(theirs) for mine, theirs in taken)
+    assert len(taken) == len(reports)  # an audit FAIL's longrepr is its text: plain too
+    outcomes = {(m["when"], m["outcome"]) for m, _ in taken}
+    assert {("call", "passed"), ("call", "skipped"), ("call", "failed"), ("setup", "passed"),
+            ("teardown", "passed")} <= outcomes
+    assert any(m.get("wasxfail") for m, _ in taken)  # WARN
+    crash = reports[0]
+    try:
+        raise ValueError("x")
+    except ValueError as exc:
+        crash.longrepr = pytest.ExceptionInfo.from_exception(exc).getrepr()  # a Python error's repr
+    assert plain_report_json(crash) is None and pytests_own(crash)["longrepr"]["reprcrash"]
+    assert plain_report_json(pytest.CollectReport("x", "passed", None, [])) is None
