@@ -625,23 +625,55 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
     tree = make_tree(work, "xdist", args.xdist_jobs, args.xdist_mb * 1024, args.xdist_format, args, "c")
     if not tree.ok:
         return
-    rows = []
-    res = {}
-    for n in ("0", str(args.workers)):
-        cmd = audit_cmd(tree, "-n", n)
+    (work / "empty").mkdir(exist_ok=True)
+    (work / "empty" / "README.txt").write_text("no job here\n")
+    w = str(args.workers)
+    # interleaved, so that a load change hits every variant alike; the empty and collect-only runs split what an
+    # -n W run adds into its fixed part (starting W more processes, each worker collecting every item) and the rest
+    cmds = {"-n 0": (audit_cmd(tree, "-n", "0"), OK_CODES), f"-n {w}": (audit_cmd(tree, "-n", w), OK_CODES),
+            "empty, -n 0": (audit_cmd("empty", "-n", "0"), (0, 5)),
+            f"empty, -n {w}": (audit_cmd("empty", "-n", w), (0, 5)),
+            "collect only, -n 0": (audit_cmd(tree, "-n", "0", "--collect-only"), (0,))}
+    for cmd, _ in cmds.values():
         note_cmd("c", cmd, work, work)
-        b = best_of(cmd, work, args.repeat, args.timeout, label=f"audit (c, -n {n})")
-        res[n] = b
-        rows.append([f"-n {n}", n_items(b.counts) if b.ok else None, b.wall, b.session, b.rss_mb])
-    table(["run", "items", "wall s", "session s", "peak RSS MiB (largest process)"], rows)
-    a, b = res["0"], res[str(args.workers)]
+    res = interleaved(cmds, work, args.repeat, args.timeout)
+    table(["run", "items", "wall s", "session s", "CPU s (all processes)", "peak RSS MiB (largest process)"],
+          [[k, n_items(b.counts) if b.ok and not k.startswith(("empty", "collect")) else None, b.wall, b.session,
+            b.cpu, b.rss_mb] for k, b in res.items()])
+    a, b = res["-n 0"], res[f"-n {w}"]
     if a.ok and b.ok:
         speed = a.wall / b.wall
-        print(f"wall-time speed-up of -n {args.workers} over -n 0: {speed:.2f}× ({tree.traj_bytes / MiB:.0f} MiB of "
+        print(f"wall-time speed-up of -n {w} over -n 0: {speed:.2f}× ({tree.traj_bytes / MiB:.0f} MiB of "
               f"{args.xdist_format} trajectories; >1 means xdist is faster; load average now {loadavg()})\n", flush=True)
-        target(f"-n {args.workers} vs -n 0, {tree.jobs} jobs × {args.xdist_mb:g} MiB", f"{speed:.2f}×",
+        target(f"-n {w} vs -n 0, {tree.jobs} jobs × {args.xdist_mb:g} MiB", f"{speed:.2f}×",
                "≥ 1.6× (500 × 1 MiB)", speed >= 1.6 if tree.jobs >= 500 else None)
+        xdist_split(res, w, n_items(a.counts))
         xdist_ceiling(work, args, n_items(a.counts), a.cpu)
+
+
+def xdist_split(res: dict[str, Best], w: str, items: int) -> None:
+    """What the -n W run spent beyond the serial run, in CPU seconds (each the best of its runs): the fixed part
+    (W more interpreters started, then each worker collecting every item: measured on the empty tree and with
+    --collect-only) and the rest, which grows with the items (their reports and events crossing from the workers
+    to the controller and handled there, both sides' hook calls). With the rest at zero and the cores always busy,
+    -n W could at best take (serial CPU + fixed part) / W."""
+    a, b = res["-n 0"], res[f"-n {w}"]
+    e0, ew, col = res["empty, -n 0"], res[f"empty, -n {w}"], res["collect only, -n 0"]
+    if not all(x.ok and x.cpu is not None for x in (a, b, e0, ew, col)) or not items:
+        return
+    added = b.cpu - a.cpu
+    starts = ew.cpu - e0.cpu
+    collect = max(col.cpu - e0.cpu, 0.0)
+    fixed = starts + (int(w) - 1) * collect
+    rest = added - fixed
+    best = (a.cpu + fixed) / int(w)
+    print(f"CPU the -n {w} run added to the serial run's {a.cpu:.2f} s: **{added:.2f} s**, of which {starts:.2f} s "
+          f"starting {w} more interpreters (empty tree: {ew.cpu:.2f} vs {e0.cpu:.2f} s), {(int(w) - 1) * collect:.2f} s "
+          f"collecting every item in {int(w) - 1} more process(es) ({collect:.2f} s each), and **{rest:.2f} s** "
+          f"({rest / items * 1e6:.0f} µs per item) the items' reports and events crossing to the controller and "
+          f"handled on both sides. With that last part free and both cores always busy, -n {w} could take "
+          f"(serial CPU + fixed part) / {w} = {best:.2f} s at best: {a.wall / best:.2f}× the serial wall time.\n",
+          flush=True)
 
 
 _CEILING_TEST = """\
