@@ -300,16 +300,30 @@ class PrincipleItem(pytest.Item):
 
     @functools.cached_property
     def location(self) -> tuple[str, int | None, str]:
-        """``Item.location``, with the path made relative once per job rather than once per item (issue 7: the
-        absolute-path step is a measurable share of an item's cost)."""
-        path, line, name = self.reportinfo()
-        cache: dict[Any, str] = self.job.__dict__.setdefault("_relpaths", {})
-        rel = cache.get(path)
+        """``Item.location`` (from :meth:`reportinfo`), with the path made printable and relative once per job
+        rather than once per item (issue 7: the absolute-path step is a measurable share of an item's cost; every
+        item of a job has the job's path)."""
+        job = self.job
+        rel = job.__dict__.get("_trajaudit_relpath")
         if rel is None:
             from _pytest.pathlib import absolutepath
 
-            rel = cache[path] = self.session._node_location_to_relpath(absolutepath(path))
-        return (rel, line, name)
+            rel = self.session._node_location_to_relpath(absolutepath(printable(str(self.path))))
+            job.__dict__["_trajaudit_relpath"] = rel
+        return (rel, 0, f"{job.job_id}::{self.principle.code}")
+
+    @property
+    def ihook(self):  # type: ignore[override]
+        """``Node.ihook``: the hook proxy for the item's path, which pytest asks for three times per item (its
+        assertion and warnings wrappers, the protocol). Every item of a job has the job's path, and once
+        collection is over no conftest can join, so the proxy is looked up once per job from then on."""
+        job = self.parent
+        proxy = job.__dict__.get("_trajaudit_ihook")
+        if proxy is None:
+            proxy = self.session.gethookproxy(self.path)
+            if self.session.stash.get(COLLECTED_KEY, False):
+                job.__dict__["_trajaudit_ihook"] = proxy
+        return proxy
 
 
 class GroupError(Exception):
@@ -422,3 +436,4 @@ def _in_shard(config: pytest.Config, ref: JobRef) -> bool:
 # set by plugin.py (kept here so nodes and plugin share one key without a circular import)
 STATE_KEY = pytest.StashKey["Any"]()
 SHARD_KEY = pytest.StashKey["Any"]()  # shard.Shard of --trajaudit-shard, absent when not sharded
+COLLECTED_KEY = pytest.StashKey[bool]()  # in Session.stash: collection is over (plugin.py)

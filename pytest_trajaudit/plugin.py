@@ -17,7 +17,16 @@ import pytest
 from . import hookspecs
 from .discovery import JobRef, Walk
 from .loaders.multi import node_name
-from .nodes import SHARD_KEY, STATE_KEY, GroupItem, JobNode, PrincipleItem, TrajauditWarning, TreeNode
+from .nodes import (
+    COLLECTED_KEY,
+    SHARD_KEY,
+    STATE_KEY,
+    GroupItem,
+    JobNode,
+    PrincipleItem,
+    TrajauditWarning,
+    TreeNode,
+)
 from .principles import Principle, registry
 from .redact import printable
 from .settings import Settings
@@ -409,6 +418,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(pacer, "trajaudit-gc")
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.stash[COLLECTED_KEY] = True  # no conftest joins after this: PrincipleItem.ihook is fixed per job
+
+
 def _shard(config: pytest.Config) -> Any:
     spec = config.getoption("trajaudit_shard", None)
     if spec is None:
@@ -543,13 +556,28 @@ def _lean(config: pytest.Config) -> bool:
 
 def _flat_keywords(item: pytest.Item) -> dict[str, Any]:
     """``item.keywords`` as one dict with NodeKeywords' iteration order and lookup (the nearest node wins), built
-    in one walk up the chain."""
+    in one walk up the chain. The parent's part is built once and kept on the parent (its keywords no longer
+    change once items run: -k/-m selection is over)."""
+    own = getattr(item.keywords, "_markers", None)
+    parent = item.parent
+    if own is None or parent is None:
+        return _walk_keywords(item)
+    above = parent.__dict__.get("_trajaudit_flat_keywords")
+    if above is None:
+        above = parent.__dict__["_trajaudit_flat_keywords"] = _walk_keywords(parent)
+    flat = dict(own)
+    for k, v in above.items():
+        flat.setdefault(k, v)
+    return flat
+
+
+def _walk_keywords(start: Any) -> dict[str, Any]:
     flat: dict[str, Any] = {}
-    node: Any = item
+    node: Any = start
     while node is not None:
         own = getattr(node.keywords, "_markers", None)
         if own is None:  # not pytest's NodeKeywords: take the mapping as it iterates
-            return {k: item.keywords[k] for k in item.keywords}
+            return {k: start.keywords[k] for k in start.keywords}
         for k, v in own.items():
             flat.setdefault(k, v)
         node = node.parent

@@ -43,6 +43,27 @@ def runs(pytester: pytest.Pytester) -> Path:
 
 # --- lean protocol ---------------------------------------------------------------------------------------------
 
+def test_per_job_shortcuts_give_what_pytest_gives(pytester: pytest.Pytester, runs: Path) -> None:
+    """An audit item's keywords (flattened, the job's part built once), location (made relative once per job) and
+    hook proxy (looked up once per job after collection) equal pytest's own for every item of the examples."""
+    from _pytest.nodes import Item
+
+    from pytest_trajaudit.nodes import PrincipleItem
+    from pytest_trajaudit.plugin import _flat_keywords
+
+    items = [i for i in pytester.inline_genitems("-p", "no:cacheprovider", "--trajaudit=runs",
+                                                 "--trajaudit-tasks=tasks")[0] if isinstance(i, PrincipleItem)]
+    assert len(items) > 100
+    for item in items:
+        flat = _flat_keywords(item)
+        theirs = {k: item.keywords[k] for k in item.keywords}  # NodeKeywords: own first, nearest node wins
+        assert flat == theirs and list(flat) == list(theirs)
+        assert item.location == Item.location.func(item)  # type: ignore[attr-defined]
+        assert item.ihook is item.session.gethookproxy(item.path)
+    assert all("_trajaudit_flat_keywords" in i.parent.__dict__ and "_trajaudit_ihook" in i.parent.__dict__
+               for i in items)  # shared per job
+
+
 def _testcases(xml: str) -> list[str]:
     """The JUnit testcases without their timings (the only part two runs may differ in)."""
     cases = re.findall(r"<testcase .*?(?:/>|</testcase>)", xml, re.S)
