@@ -300,8 +300,8 @@ class PrincipleItem(pytest.Item):
 
     @functools.cached_property
     def location(self) -> tuple[str, int | None, str]:
-        """``Item.location`` (from :meth:`reportinfo`), with the path made printable and relative once per job
-        rather than once per item (issue 7: the absolute-path step is a measurable share of an item's cost; every
+        """What ``Item.location`` makes of :meth:`reportinfo`, with the path made printable and relative once per
+        job rather than once per item (issue 7: the absolute-path step is a measurable share of an item's cost; every
         item of a job has the job's path)."""
         job = self.job
         rel = job.__dict__.get("_trajaudit_relpath")
