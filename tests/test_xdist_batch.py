@@ -369,3 +369,18 @@ def test_a_worker_crash_mid_job_neither_hangs_nor_loses_items(pytester: pytest.P
     crashed = [ln for ln in lines if ln.startswith("FAILED") and " - worker 'gw" in ln]
     assert len(crashed) == 1 and "csv-stats" in crashed[0]
     assert counts["failed"] == serial.get("failed", 0) + 1
+
+
+def test_x_stops_a_batched_xdist_run_early(pytester: pytest.Pytester, runs: Path) -> None:
+    """-x under -n 2: the failure arrives inside a batch; the dispatcher makes xdist's stop check after it, so the
+    run stops as xdist's own does (interrupted, one failure, not every item run)."""
+    pytest.importorskip("xdist")
+
+    def items(r: pytest.RunResult) -> int:
+        return sum(r.parseoutcomes().get(k, 0) for k in ("passed", "failed", "skipped", "xfailed"))
+
+    everything = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--trajaudit=runs", "-n", "2", timeout=300)
+    r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--trajaudit=runs", "-x", "-n", "2", timeout=300)
+    assert r.ret == pytest.ExitCode.INTERRUPTED
+    r.stdout.fnmatch_lines(["*stopping after 1 failures*"])
+    assert r.parseoutcomes()["failed"] == 1 and items(r) < items(everything)
