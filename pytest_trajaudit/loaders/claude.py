@@ -46,6 +46,7 @@ _TOOL_USE_TYPES = ("tool_use", "server_tool_use")
 _TOOL_RESULT_TYPES = ("tool_result", "web_search_tool_result", "web_fetch_tool_result", "server_tool_result")
 # camelCase path keys some harnesses use; common.paths_from_args only knows snake_case ones.
 _EXTRA_PATH_KEYS = ("filePath", "filepath", "notebookPath", "absolutePath", "dirPath")
+_EXTRA_PATH_SET = frozenset(_EXTRA_PATH_KEYS)
 
 
 def _values(parsed: Parsed) -> tuple[list[Any], list[int]]:
@@ -109,7 +110,7 @@ class _Msg:
     sidechain: bool
     lineno: int
     blocks: list[tuple[dict[str, Any], int]] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)
+    seen: set[tuple[str, str]] = field(default_factory=set)
     text: str = ""
 
 
@@ -141,11 +142,15 @@ class _Long:
         return clip_ends((prefix + self.head)[:OUTPUT_CLIP // 2], len(prefix) + self.n, self.tail)
 
 
-def _block_key(block: dict[str, Any]) -> str:
+def _block_key(block: dict[str, Any]) -> tuple[str, str]:
+    """What makes a block the same block again: a tool call's id, else its type and text (a tuple: the text is
+    hashed once, never copied into a key)."""
     t = block.get("type")
     if t in _TOOL_USE_TYPES and block.get("id"):
-        return f"tool:{block['id']}"
-    return f"{t}:{block.get('text') or block.get('thinking') or ''}"
+        x = block["id"]
+        return ("tool", x if type(x) is str else str(x))
+    x = block.get("text") or block.get("thinking") or ""
+    return (t if type(t) is str else str(t), x if type(x) is str else str(x))
 
 
 class _Reader:
@@ -295,7 +300,7 @@ class _Reader:
 
 
 def _add_camel_paths(ev: Event, args: Any) -> None:
-    if not isinstance(args, dict):
+    if not isinstance(args, dict) or _EXTRA_PATH_SET.isdisjoint(args):
         return
     extra = [v for k in _EXTRA_PATH_KEYS if isinstance(v := args.get(k), str) and v and len(v) < 4096]
     if extra:

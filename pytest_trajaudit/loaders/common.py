@@ -44,9 +44,26 @@ _KIND_BY_TOOL = {
 
 _CMD_KEYS = ("command", "cmd", "script", "code", "commands", "input")
 _PATH_KEYS = ("file_path", "filePath", "path", "filename", "notebook_path", "target_file", "file", "absolute_path", "dir_path")
+_CMD_SET, _PATH_SET = frozenset(_CMD_KEYS), frozenset(_PATH_KEYS)
 
 
 def kind_for_tool(name: str) -> str:
+    try:  # a trajectory names a handful of tools thousands of times
+        return _KIND_MEMO[name]
+    except (KeyError, TypeError):
+        pass
+    kind = _kind_for_tool(name)
+    if type(name) is str and len(name) <= 200:
+        if len(_KIND_MEMO) >= 4096:
+            _KIND_MEMO.clear()
+        _KIND_MEMO[name] = kind
+    return kind
+
+
+_KIND_MEMO: dict[str, str] = {}
+
+
+def _kind_for_tool(name: str) -> str:
     n = (name or "").strip().lower().replace("-", "_")
     if n in _KIND_BY_TOOL:
         return _KIND_BY_TOOL[n]
@@ -105,9 +122,7 @@ def flatten_text(content: Any, depth: int = 0) -> str:
 
 
 def command_from_args(args: Any) -> str:
-    if isinstance(args, str):
-        return ""
-    if not isinstance(args, dict):
+    if not isinstance(args, dict) or _CMD_SET.isdisjoint(args):  # (a C pass over the call's few keys)
         return ""
     for key in _CMD_KEYS:
         val = args.get(key)
@@ -123,6 +138,8 @@ def command_from_args(args: Any) -> str:
 
 def paths_from_args(args: Any) -> tuple[str, ...]:
     if not isinstance(args, dict):
+        return ()
+    if _PATH_SET.isdisjoint(args) and "edits" not in args:
         return ()
     out = []
     for key in _PATH_KEYS:
