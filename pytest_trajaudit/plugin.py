@@ -951,7 +951,23 @@ class XdistBatchHooks:
             if dispatch is not None:
                 setattr(dsession, handler, dispatch)
         gather = dsession is not None and hasattr(dsession, handler) and hasattr(node, "putevent")
-        node.process_from_remote = xdist_batch.controller_unbatch(node.process_from_remote, node if gather else None)
+        node.process_from_remote = xdist_batch.controller_unbatch(
+            node.process_from_remote, node if gather else None,
+            node.config.hook.pytest_report_from_serializable if gather and _xdist_own_queueing(node) else None)
+
+
+def _xdist_own_queueing(node: Any) -> bool:
+    """``node`` queues events exactly as the ``xdist_batch`` fast path does: xdist's own ``WorkerController``
+    (neither its event handling nor its queueing overridden), with its debug log (``--debug``) off."""
+    try:
+        from xdist.workermanage import WorkerController
+    except ImportError:  # pragma: no cover - this hook is xdist's
+        return False
+    cls = type(node)
+    return (issubclass(cls, WorkerController)
+            and cls.process_from_remote is WorkerController.process_from_remote
+            and cls.notify_inproc is WorkerController.notify_inproc
+            and not getattr(getattr(node, "log", None), "enabled", True))  # xdist logs when it is truthy
 
 
 class QuietWorkerTerminal:

@@ -99,14 +99,25 @@ class WorkerBatcher:
         self.send_one(EVENT, events=blob)
 
 
-def controller_unbatch(process: Callable[[Any], None], node: Any = None) -> Callable[[Any], None]:
+AS_SENT = frozenset({"logstart", "logfinish", "runtest_protocol_complete"})  # queued with the node added, as sent
+
+
+def controller_unbatch(process: Callable[[Any], None], node: Any = None,
+                       from_serializable: Callable[..., Any] | None = None) -> Callable[[Any], None]:
     """Wrap a ``WorkerController.process_from_remote``: a batch is handed on event by event.
 
     xdist's ``process_from_remote`` (execnet's receiver thread) turns each event into what the controller's main
     loop handles (a report rebuilt, a warning unpacked) and puts it on the session's queue, one queue entry and one
     main-loop turn per event. With ``node`` (the ``WorkerController`` of ``process``, whose session runs
     :func:`dispatcher`), the entries of one batch are gathered and queued as one (:data:`INPROC`), which the main
-    loop hands on in order: the same calls, one queue hand-over per batch instead of per event."""
+    loop hands on in order: the same calls, one queue hand-over per batch instead of per event.
+
+    ``from_serializable`` (the config's ``pytest_report_from_serializable`` hook; given only for xdist's own
+    ``WorkerController`` with its debug log off) makes the entries of a batch's per-item events here, as xdist's
+    ``process_from_remote`` and ``notify_inproc`` make them, without formatting each entry into a log line nobody
+    writes: :data:`AS_SENT` events are queued with ``node`` added, a ``testreport`` with its report rebuilt by the
+    hook (a third of the receiver thread's CPU, issue 7c). Any other event, or one that fails here, goes to
+    ``process``."""
 
     def process_from_remote(eventcall: Any) -> None:
         if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == EVENT:
@@ -124,7 +135,8 @@ def controller_unbatch(process: Callable[[Any], None], node: Any = None) -> Call
             put, node.putevent = node.putevent, gathered.append
             try:
                 for event in events:
-                    process(tuple(event))
+                    if from_serializable is None or not _queue(event, node, from_serializable, gathered):
+                        process(tuple(event))
             finally:
                 node.putevent = put
             put((INPROC, {"events": gathered}))
@@ -132,6 +144,25 @@ def controller_unbatch(process: Callable[[Any], None], node: Any = None) -> Call
         process(eventcall)
 
     return process_from_remote
+
+
+def _queue(event: Any, node: Any, from_serializable: Callable[..., Any], gathered: list[Any]) -> bool:
+    """Queue ``event``'s entry as xdist would (True), or leave it to xdist (False: another kind of event, or one
+    that does not convert: xdist then reports the failure its own way)."""
+    try:
+        name, kwargs = event
+        if name in AS_SENT:
+            gathered.append((name, {"node": node, **kwargs}))
+            return True
+        if name != "testreport" or "item_index" in kwargs:
+            return False
+        rep = from_serializable(config=node.config, data=kwargs["data"])
+    except Exception:
+        return False
+    if rep is None:
+        return False
+    gathered.append((name, {"node": node, "rep": rep}))
+    return True
 
 
 def dispatcher(dsession: Any) -> Callable[..., None] | None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import marshal
 import threading
+import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -173,6 +175,134 @@ def test_the_node_gets_its_putevent_back_when_an_event_fails() -> None:
     with pytest.raises(RuntimeError):
         process((xdist_batch.EVENT, {"events": blob}))
     assert node.putevent == node.queue.append and node.queue == []
+
+
+SAMPLE = (
+    "import pytest, warnings\n"
+    "def test_pass(record_property):\n"
+    "    record_property('k', {'a': [1, 2]})\n"
+    "def test_fail():\n"
+    "    assert 1 == 2\n"
+    "def test_skip():\n"
+    "    pytest.skip('why')\n"
+    "@pytest.mark.xfail(reason='known')\n"
+    "def test_xfail():\n"
+    "    assert 0\n"
+    "def test_out():\n"
+    "    print('hello')\n"
+    "    warnings.warn(UserWarning('w'))\n")
+
+
+def _controller(config: pytest.Config, queue: list, debug: bool = False):
+    """xdist's own WorkerController, with only what its process_from_remote uses set (no gateway)."""
+    from xdist.remote import Producer
+    from xdist.workermanage import WorkerController
+
+    node = WorkerController.__new__(WorkerController)
+    node.config, node.putevent, node._down = config, queue.append, False
+    node.log = Producer("workerctl-gw0", enabled="pytestdebug.log" if debug else config.option.debug)  # as xdist
+    node.gateway = types.SimpleNamespace(id="gw0")  # its repr, in xdist's log line
+    return node
+
+
+def _entry(config: pytest.Config, entry: tuple[str, dict]) -> tuple:
+    """A queue entry, comparable: a report by its class and what pytest serializes of it (a traceback repr has
+    no equality of its own), plus its item_index if xdist set one; a warning by what it says and where."""
+    name, kwargs = entry
+
+    def comparable(k: str, v: Any) -> object:
+        if k == "warning_message":
+            return type(v.message).__name__, str(v.message), v.category, v.filename, v.lineno
+        if k != "rep":
+            return v
+        data = config.hook.pytest_report_to_serializable(config=config, report=v)
+        return type(v).__name__, data, getattr(v, "item_index", None)
+
+    return name, sorted((k, comparable(k, v)) for k, v in kwargs.items())
+
+
+def test_the_fast_path_queues_what_xdist_queues(pytester: pytest.Pytester) -> None:
+    """A batch's per-item events become exactly the queue entries xdist's own process_from_remote makes of them
+    (real reports: passed with a property, a failure's traceback, skip, xfail, captured output), warnings and
+    anything else still go through xdist; with xdist's debug log on, or a WorkerController that handles events
+    its own way, nothing takes the fast path."""
+    from xdist.remote import serialize_warning_message
+    from xdist.workermanage import WorkerController
+
+    from pytest_trajaudit import plugin
+
+    pytester.makepyfile(test_sample=SAMPLE)
+    rec = pytester.inline_run("-p", "no:cacheprovider")
+    config = pytester.parseconfigure()
+    events: list[tuple[str, dict]] = []
+    for i, rep in enumerate(rec.getreports("pytest_runtest_logreport")):
+        data = config.hook.pytest_report_to_serializable(config=config, report=rep)
+        data.update(item_index=i, worker_id="gw0", testrun_uid="u")
+        events += [("logstart", {"nodeid": rep.nodeid, "location": rep.location}), ("testreport", {"data": data}),
+                   ("logfinish", {"nodeid": rep.nodeid, "location": rep.location}),
+                   ("runtest_protocol_complete", {"item_index": i, "duration": 0.5})]
+    with pytest.warns(UserWarning) as caught:
+        import warnings
+
+        warnings.warn(UserWarning("w"))
+    events.append(("warning_recorded", {"warning_message_data": serialize_warning_message(caught[0]),
+                                        "when": "runtest", "nodeid": "x", "location": None}))
+    blob = marshal.dumps(events)
+
+    queue: list = []
+    node = _controller(config, queue)
+    assert plugin._xdist_own_queueing(node)
+    for event in marshal.loads(blob):
+        node.process_from_remote(tuple(event))
+    xdist_entries = [_entry(config, e) for e in queue]
+    queue.clear()
+    process = xdist_batch.controller_unbatch(node.process_from_remote, node,
+                                             config.hook.pytest_report_from_serializable)
+    process((xdist_batch.EVENT, {"events": blob}))
+    assert [n for n, _ in queue] == [xdist_batch.INPROC] and node.putevent == queue.append
+    fast = [_entry(config, e) for e in queue[0][1]["events"]]
+    assert fast == xdist_entries
+    assert sum(n == "testreport" for n, _ in fast) >= 5 and fast[-1][0] == "warning_recorded"
+    assert any(n == "testreport" and dict(kw)["rep"][1]["outcome"] == "failed"
+               and isinstance(dict(kw)["rep"][1]["longrepr"], dict) for n, kw in fast)  # a traceback repr
+
+    assert not plugin._xdist_own_queueing(_controller(config, [], debug=True))
+
+    class Own(WorkerController):
+        def process_from_remote(self, eventcall):  # type: ignore[override]
+            return super().process_from_remote(eventcall)
+
+    mine = Own.__new__(Own)
+    mine.log = _controller(config, []).log
+    assert not plugin._xdist_own_queueing(mine)
+
+
+def test_an_event_the_fast_path_cannot_convert_goes_to_xdist() -> None:
+    """A report the hook cannot rebuild (or declines), an item_index beside the data (xdist pops it), an unknown
+    event: each is handed to process_from_remote as it came, in its place."""
+    node = Node()
+    calls: list = []
+
+    def from_serializable(config: object, data: dict) -> object:
+        calls.append(data)
+        if data.get("bad"):
+            raise ValueError("no")
+        return None if data.get("none") else ("rep", data["n"])
+
+    node.config = object()
+    process = xdist_batch.controller_unbatch(node.process_from_remote, node, from_serializable)
+    events = [("logstart", {"nodeid": "a"}), ("testreport", {"data": {"n": 1}}), ("testreport", {"data": {"bad": 1}}),
+              ("testreport", {"data": {"none": 1}}), ("testreport", {"data": {"n": 2}, "item_index": 3}),
+              ("other", {"x": 1}), ("runtest_protocol_complete", {"item_index": 0, "duration": 1.0})]
+    process((xdist_batch.EVENT, {"events": marshal.dumps(events)}))
+    [(name, kw)] = node.queue
+    assert name == xdist_batch.INPROC
+    assert kw["events"] == [
+        ("logstart", {"node": node, "nodeid": "a"}), ("testreport", {"node": node, "rep": ("rep", 1)}),
+        ("testreport", {"node": "n", "data": {"bad": 1}}), ("testreport", {"node": "n", "data": {"none": 1}}),
+        ("testreport", {"node": "n", "data": {"n": 2}, "item_index": 3}), ("other", {"node": "n", "x": 1}),
+        ("runtest_protocol_complete", {"node": node, "item_index": 0, "duration": 1.0})]
+    assert len(calls) == 3
 
 
 class Session:
