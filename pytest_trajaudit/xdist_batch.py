@@ -116,8 +116,8 @@ def controller_unbatch(process: Callable[[Any], None], node: Any = None,
     ``WorkerController`` with its debug log off) makes the entries of a batch's per-item events here, as xdist's
     ``process_from_remote`` and ``notify_inproc`` make them, without formatting each entry into a log line nobody
     writes: :data:`AS_SENT` events are queued with ``node`` added, a ``testreport`` with its report rebuilt by the
-    hook (a third of the receiver thread's CPU, issue 7c). Any other event, or one that fails here, goes to
-    ``process``."""
+    hook (issue 7c: the receiver threads' CPU on 500 × 1 MiB went from 0.93 to 0.73 s). Any other event, or one
+    that fails here, goes to ``process``."""
 
     def process_from_remote(eventcall: Any) -> None:
         if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == EVENT:
