@@ -164,16 +164,17 @@ def _best(cmd: list[str], runs: list[Run]) -> Best:
                 last=runs[-1])
 
 
-def interleaved(cmds: dict[str, tuple[list[str], tuple[int, ...]]], cwd: Path, n: int, timeout: float) -> dict[str, Best]:
+def interleaved(cmds: dict[str, tuple], cwd: Path, n: int, timeout: float) -> dict[str, Best]:
     """Best of ``n`` rounds, each round running every command once in turn: a load change on a shared machine then
-    hits every variant alike instead of whichever ran during it."""
+    hits every variant alike instead of whichever ran during it. ``cmds``: name → (command, exit codes that count
+    as success[, extra environment])."""
     runs: dict[str, list[Run]] = {k: [] for k in cmds}
     failed: dict[str, Best] = {}
     for _ in range(n):
-        for name, (cmd, ok_codes) in cmds.items():
+        for name, (cmd, ok_codes, *env) in cmds.items():
             if name in failed:
                 continue
-            r = run_once(cmd, cwd, timeout)
+            r = run_once(cmd, cwd, timeout, env[0] if env else None)
             if r.rc not in ok_codes or r.timed_out:
                 why = f"timed out after {timeout:.0f} s" if r.timed_out else f"exit code {r.rc}"
                 print(f"  !! {name}: {why}; stderr tail:", flush=True)
@@ -634,11 +635,16 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
             "empty, -n 0": (audit_cmd("empty", "-n", "0"), (0, 5)),
             f"empty, -n {w}": (audit_cmd("empty", "-n", w), (0, 5)),
             "collect only, -n 0": (audit_cmd(tree, "-n", "0", "--collect-only"), (0,))}
-    for cmd, _ in cmds.values():
-        note_cmd("c", cmd, work, work)
+    # the most any report transport could give: the same -n W run with no item event sent to the controller
+    # (benchmarks/xdist_noreports.py; the controller then rebuilds and renders nothing: "no tests ran", exit 5)
+    bench = str(Path(__file__).resolve().parent)
+    noreports_env = {"PYTHONPATH": os.pathsep.join(p for p in (bench, os.environ.get("PYTHONPATH", "")) if p)}
+    cmds[f"-n {w}, no reports sent"] = (audit_cmd(tree, "-n", w, "-p", "xdist_noreports"), (0, 5), noreports_env)
+    for cmd, _, *env in cmds.values():
+        note_cmd("c", cmd, work, work, {"PYTHONPATH": "benchmarks"} if env else None)
     res = interleaved(cmds, work, args.repeat, args.timeout)
     table(["run", "items", "wall s", "session s", "CPU s (all processes)", "peak RSS MiB (largest process)"],
-          [[k, n_items(b.counts) if b.ok and not k.startswith(("empty", "collect")) else None, b.wall, b.session,
+          [[k, n_items(b.counts) if b.ok and k in ("-n 0", f"-n {w}") else None, b.wall, b.session,
             b.cpu, b.rss_mb] for k, b in res.items()])
     a, b = res["-n 0"], res[f"-n {w}"]
     if a.ok and b.ok:
@@ -648,6 +654,12 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
         target(f"-n {w} vs -n 0, {tree.jobs} jobs × {args.xdist_mb:g} MiB", f"{speed:.2f}×",
                "≥ 1.6× (500 × 1 MiB)", speed >= 1.6 if tree.jobs >= 500 else None)
         xdist_split(res, w, n_items(a.counts))
+        free = res[f"-n {w}, no reports sent"]
+        if free.ok:
+            print(f"The same -n {w} run with no item event sent to the controller (`-p xdist_noreports`: every job "
+                  f"audited, no report rebuilt or rendered): {free.wall:.2f} s wall, {free.cpu:.2f} s CPU, "
+                  f"**{a.wall / free.wall:.2f}×** the serial run: the most any report transport could give here "
+                  f"(1.6× would need {a.wall / 1.6:.2f} s).\n", flush=True)
         xdist_ceiling(work, args, n_items(a.counts), a.cpu)
 
 
