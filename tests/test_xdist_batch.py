@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import marshal
+import os
 import threading
 import types
 from pathlib import Path
@@ -514,3 +515,32 @@ def test_x_stops_a_batched_xdist_run_early(pytester: pytest.Pytester, runs: Path
     assert r.ret == pytest.ExitCode.INTERRUPTED
     r.stdout.fnmatch_lines(["*stopping after 1 failures*"])
     assert r.parseoutcomes()["failed"] == 1 and items(r) < items(everything)
+
+
+def test_the_no_reports_measurement_aid_runs_every_item_and_sends_none(pytester: pytest.Pytester,
+                                                                       runs: Path) -> None:
+    """benchmarks/xdist_noreports.py, which measure.py (c) uses for the most any report transport could give:
+    the workers still run every item (counted on the workers), the controller receives no report."""
+    pytest.importorskip("xdist")
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    pytester.makepyfile(counter=(
+        "import os\n"
+        "def pytest_runtest_logreport(report):\n"
+        "    if report.when == 'call':\n"
+        "        who = 'worker' if os.environ.get('PYTEST_XDIST_WORKER') else 'controller'\n"
+        "        with open('calls.txt', 'a') as f:\n"
+        "            f.write(who + '\\n')\n"))
+    pytester.syspathinsert()
+    serial = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "counter", "--trajaudit=runs",
+                                           "--trajaudit-tasks=tasks", timeout=300)
+    items = sum(serial.parseoutcomes().get(k, 0) for k in ("passed", "failed", "skipped", "xfailed"))
+    assert items > 0 and (pytester.path / "calls.txt").read_text().split() == ["controller"] * items
+    (pytester.path / "calls.txt").unlink()
+    os_env = {"PYTHONPATH": os.pathsep.join([str(bench), str(pytester.path)])}
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in os_env.items():
+            mp.setenv(k, v)
+        r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "counter", "-p", "xdist_noreports",
+                                          "-n", "2", "--trajaudit=runs", "--trajaudit-tasks=tasks", timeout=300)
+    assert r.ret == pytest.ExitCode.OK and "no tests ran" in r.stdout.str()  # collected, none reported
+    assert sorted((pytester.path / "calls.txt").read_text().split()) == ["worker"] * items
