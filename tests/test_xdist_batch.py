@@ -523,13 +523,14 @@ def test_the_no_reports_measurement_aid_runs_every_item_and_sends_none(pytester:
     the workers still run every item (counted on the workers), the controller receives no report."""
     pytest.importorskip("xdist")
     bench = Path(__file__).resolve().parents[1] / "benchmarks"
-    pytester.makepyfile(counter=(
-        "import os\n"
+    pytester.makepyfile(counter=(  # (not PYTEST_XDIST_WORKER: this test may itself run in an xdist worker)
+        "who = []\n"
+        "def pytest_configure(config):\n"
+        "    who.append('worker' if hasattr(config, 'workerinput') else 'controller')\n"
         "def pytest_runtest_logreport(report):\n"
         "    if report.when == 'call':\n"
-        "        who = 'worker' if os.environ.get('PYTEST_XDIST_WORKER') else 'controller'\n"
         "        with open('calls.txt', 'a') as f:\n"
-        "            f.write(who + '\\n')\n"))
+        "            f.write(who[0] + '\\n')\n"))
     pytester.syspathinsert()
     serial = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "counter", "--trajaudit=runs",
                                            "--trajaudit-tasks=tasks", timeout=300)
