@@ -157,6 +157,92 @@ def test_gc_pacing_freezes_during_the_audit_and_thaws_after(pytester: pytest.Pyt
     assert int((pytester.path / "frozen").read_text()) == 0
 
 
+def test_a_tool_names_kind_is_remembered_exactly_and_boundedly() -> None:
+    from pytest_trajaudit.loaders import common
+
+    names = ["Bash", "Read", " read_file ", "mcp__x__y", "Write", "web-fetch", "", "str_replace_editor", "Unknown",
+             "x" * 300]
+    common._KIND_MEMO.clear()
+    first = [common.kind_for_tool(n) for n in names]
+    assert first == [common._kind_for_tool(n) for n in names]
+    assert [common.kind_for_tool(n) for n in names] == first  # answered from the memo: the same
+    assert "x" * 300 not in common._KIND_MEMO and "Bash" in common._KIND_MEMO  # a long name is not kept
+    assert common.kind_for_tool(None) == common._kind_for_tool(None)  # type: ignore[arg-type]
+    for i in range(5000):  # an agent inventing tool names cannot grow it past its bound
+        common.kind_for_tool(f"tool{i}")
+    assert len(common._KIND_MEMO) <= 4096
+
+
+def test_argument_shortcuts_answer_as_the_full_lookups() -> None:
+    """command_from_args / paths_from_args return early when the arguments hold none of their keys: the answer
+    is the one the full lookup gives (forced by adding those keys with None, which the lookup skips)."""
+    from pytest_trajaudit.loaders import common
+
+    cases = [{}, {"description": "d"}, {"command": "ls"}, {"cmd": ["bash", "-lc", "echo hi"]}, {"code": ""},
+             {"file_path": "/a", "path": "/b"}, {"edits": [{"path": "/c"}, {"file": "/d"}, "x"]},
+             {"input": "x", "filePath": "/e"}, {"commands": ["a", 1]}, {"path": "p" * 5000}, {1: "x"}]
+    for args in cases:
+        full_cmd = {**args, **dict.fromkeys(k for k in common._CMD_KEYS if k not in args)}
+        full_paths = {**args, **dict.fromkeys(k for k in common._PATH_KEYS if k not in args)}
+        assert not common._CMD_SET.isdisjoint(full_cmd) and not common._PATH_SET.isdisjoint(full_paths)
+        assert common.command_from_args(args) == common.command_from_args(full_cmd), args
+        assert common.paths_from_args(args) == common.paths_from_args(full_paths), args
+    assert common.command_from_args({"cmd": ["bash", "-lc", "echo hi"]}) == "echo hi"
+    assert common.paths_from_args({"edits": [{"path": "/c"}]}) == ("/c",)
+    for args in ("ls", None, [1]):
+        assert common.command_from_args(args) == "" and common.paths_from_args(args) == ()
+
+
+def test_the_cyclic_collector_pauses_for_a_job_and_comes_back_as_it_was(monkeypatch) -> None:
+    """audit_job pauses the cyclic GC while it reads and audits one job, and restores the caller's setting, also
+    when the job is unusable or a loader raises."""
+    import gc
+
+    from pytest_trajaudit import engine
+    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.principles import registry
+
+    principles = [p for p in registry().values() if p.family != "advisor"]
+    ref = find_jobs(EXAMPLES)[0]
+    real = engine.load_job
+    seen: list[bool] = []
+
+    def spy(*a, **k):
+        seen.append(gc.isenabled())
+        return real(*a, **k)
+
+    monkeypatch.setattr(engine, "load_job", spy)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        assert audit_job(ref, Settings(), principles).error is None
+        assert seen[0] is False and gc.isenabled()
+        gc.disable()  # a caller that turned it off keeps it off
+        audit_job(ref, Settings(), principles)
+        assert not gc.isenabled()
+        gc.enable()
+
+        def unusable(*a, **k):
+            if k.get("with_trajectory", True):
+                raise UnusableInput(ref.dir / "x", "broken")
+            return real(*a, **k)
+
+        monkeypatch.setattr(engine, "load_job", unusable)
+        assert audit_job(ref, Settings(), principles).error
+        assert gc.isenabled()
+
+        def crash(*a, **k):
+            raise RuntimeError("loader bug")
+
+        monkeypatch.setattr(engine, "load_job", crash)
+        try:
+            audit_job(ref, Settings(), principles)
+        except RuntimeError:
+            pass
+        assert gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+
 def test_reports_packed_for_xdist_arrive_whole(pytester: pytest.Pytester, runs: Path) -> None:
     """Audit items' reports cross from the workers as one JSON string each (plugin.py): what the controller
     rebuilds gives the same JUnit testcases (properties from the teardown report, skip reasons from the
