@@ -385,9 +385,29 @@ def engine_time(tree: Path, repeat: int) -> dict | None:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def _engine_time_main(root: Path, repeat: int) -> int:
+def engine_time_side_by_side(tree: Path, parts: int) -> dict | None:
+    """The audit work of ``tree`` split over ``parts`` interpreters started together (``--engine-time TREE --part
+    I/N``: job ``j`` goes to part ``j mod N``), each timed once after its warm-up job: what the work itself costs
+    when ``parts`` processes share the cores (memory and caches), with no pytest and no xdist."""
+    import json
+
+    cmds = [[sys.executable, str(Path(__file__).resolve()), "--engine-time", str(tree), "--repeat", "1",
+             "--part", f"{i}/{parts}"] for i in range(parts)]
+    procs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env())
+             for c in cmds]
+    outs = [p.communicate() for p in procs]
+    if any(p.returncode != 0 for p in procs):
+        print(f"  !! side-by-side engine time of {tree.name}: exit {[p.returncode for p in procs]}")
+        return None
+    runs = [json.loads(o.strip().splitlines()[-1]) for o, _ in outs]
+    return {"seconds": max(r["seconds"] for r in runs), "cpu": sum(r["cpu"] for r in runs),
+            "jobs": sum(r["jobs"] for r in runs)}
+
+
+def _engine_time_main(root: Path, repeat: int, part: tuple[int, int] = (0, 1)) -> int:
     """The audit as the plugin runs it for these jobs (every registered principle except the advisor family, whose
-    items exist only for jobs with privileged material), timed in-process after one warm-up job."""
+    items exist only for jobs with privileged material), timed in-process after one warm-up job. ``part`` (I, N)
+    keeps every N-th job from the I-th on (the warm-up job is the part's first)."""
     import json
 
     from pytest_trajaudit.discovery import find_jobs
@@ -395,7 +415,7 @@ def _engine_time_main(root: Path, repeat: int) -> int:
     from pytest_trajaudit.principles import registry
     from pytest_trajaudit.settings import Settings
 
-    refs = find_jobs(root.resolve())
+    refs = find_jobs(root.resolve())[part[0]::part[1]]
     cfg = Settings()
     principles = [p for p in registry().values() if p.family != "advisor"]
     if refs:
@@ -660,6 +680,7 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
                   f"audited, no report rebuilt or rendered): {free.wall:.2f} s wall, {free.cpu:.2f} s CPU, "
                   f"**{a.wall / free.wall:.2f}×** the serial run: the most any report transport could give here "
                   f"(1.6× would need {a.wall / 1.6:.2f} s).\n", flush=True)
+        xdist_bound(work, args, tree.path, res, w)
         xdist_ceiling(work, args, n_items(a.counts), a.cpu)
 
 
@@ -686,6 +707,43 @@ def xdist_split(res: dict[str, Best], w: str, items: int) -> None:
           f"handled on both sides. With that last part free and both cores always busy, -n {w} could take "
           f"(serial CPU + fixed part) / {w} = {best:.2f} s at best: {a.wall / best:.2f}× the serial wall time.\n",
           flush=True)
+
+
+def xdist_bound(work: Path, args: argparse.Namespace, tree: Path, res: dict[str, Best], w: str) -> None:
+    """The fastest an -n W run of this tree could be, from walls measured without xdist's run-time costs: the -n W
+    run's start-up (the empty tree under -n W: W + 1 interpreters) and one collection (the workers collect side by
+    side), then the serial run phase (-n 0 minus its collect-only run) split W ways with nothing added, and once
+    more with the audit work in it taking what it takes when W processes do it side by side (no pytest, no xdist:
+    ``engine_time_side_by_side``) instead of its serial time / W."""
+    a, e0, ew, col = res["-n 0"], res["empty, -n 0"], res[f"empty, -n {w}"], res["collect only, -n 0"]
+    if not all(x.ok and x.wall is not None for x in (a, e0, ew, col)):
+        return
+    n = int(w)
+    serial_eng = side = None
+    for _ in range(args.repeat):  # interleaved, best of each
+        one = engine_time(tree, 1)
+        two = engine_time_side_by_side(tree, n)
+        if one:
+            serial_eng = one["seconds"] if serial_eng is None else min(serial_eng, one["seconds"])
+        if two:
+            side = two["seconds"] if side is None else min(side, two["seconds"])
+    note_cmd("c", [sys.executable, "benchmarks/measure.py", "--engine-time", str(tree)], work)
+    for i in range(n):  # started together
+        note_cmd("c", [sys.executable, "benchmarks/measure.py", "--engine-time", str(tree), "--part", f"{i}/{n}"], work)
+    fixed = ew.wall + max(col.wall - e0.wall, 0.0)
+    run = max(a.wall - col.wall, 0.0)
+    perfect = fixed + run / n
+    print(f"The fastest -n {w} could be here, from walls measured without xdist's run-time costs: start-up "
+          f"{ew.wall:.2f} s (empty tree, -n {w}) + one collection {max(col.wall - e0.wall, 0.0):.2f} s (the workers "
+          f"collect side by side) + the serial run phase {run:.2f} s (-n 0 minus its collect-only run) / {w} = "
+          f"**{perfect:.2f} s, {a.wall / perfect:.2f}×** the serial run, with no report, event or scheduling cost "
+          f"at all and the audit work splitting perfectly.", end="")
+    if serial_eng and side:
+        real = fixed + side + max(run - serial_eng, 0.0) / n
+        print(f" The audit work alone (in-process, no pytest) takes {serial_eng:.2f} s in one process and "
+              f"{side:.2f} s in {w} processes side by side on 1/{w} of the jobs each ({serial_eng / side:.2f}×); "
+              f"with that instead of {serial_eng:.2f} / {w}: **{real:.2f} s, {a.wall / real:.2f}×**.", end="")
+    print("\n", flush=True)
 
 
 _CEILING_TEST = """\
@@ -1001,9 +1059,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] in (["--engine-time"], ["--baselines"]) and len(argv) >= 2:  # internal helpers of (a) and (b)
+    if argv[:1] in (["--engine-time"], ["--baselines"]) and len(argv) >= 2:  # internal helpers of (a), (b), (c)
         rep = int(argv[argv.index("--repeat") + 1]) if "--repeat" in argv else 1
-        return (_engine_time_main if argv[0] == "--engine-time" else _baselines_main)(Path(argv[1]), rep)
+        if argv[0] == "--baselines":
+            return _baselines_main(Path(argv[1]), rep)
+        i, n = (map(int, argv[argv.index("--part") + 1].split("/")) if "--part" in argv else (0, 1))
+        return _engine_time_main(Path(argv[1]), rep, (i, n))
     args = parse_args(argv)
     t0 = time.perf_counter()
     if args.workdir:
