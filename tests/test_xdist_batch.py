@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import re
 import threading
 import types
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_trajaudit import xdist_batch
+from pytest_trajaudit.discovery import find_jobs
 
 xdist_remote = pytest.importorskip("xdist.remote")
 
@@ -545,3 +547,32 @@ def test_the_no_reports_measurement_aid_runs_every_item_and_sends_none(pytester:
                                           "-n", "2", "--trajaudit=runs", "--trajaudit-tasks=tasks", timeout=300)
     assert r.ret == pytest.ExitCode.OK and "no tests ran" in r.stdout.str()  # collected, none reported
     assert sorted((pytester.path / "calls.txt").read_text().split()) == ["worker"] * items
+
+
+def test_the_process_probe_writes_one_line_per_process(pytester: pytest.Pytester, runs: Path) -> None:
+    """benchmarks/procprobe.py, the source of the README's per-process figures for (c): under -n 2 one line from
+    the controller and one from each worker, the workers' audit work adding up to every job the run audited
+    once (the controller audits none); under -n 0 one line from the single process, with every job."""
+    pytest.importorskip("xdist")
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    line = re.compile(r"(\w+): loop wall [\d.]+ s \| main thread on CPU [\d.]+ s, waiting for a core [\d.]+ s, "
+                      r"blocked [\d.]+ s \| process CPU [\d.]+ s \| audit work [\d.]+ s \((\d+) jobs\)")
+    out = pytester.path / "probe.log"
+
+    def probe(*args: str) -> dict[str, int]:
+        out.unlink(missing_ok=True)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("PYTHONPATH", str(bench))
+            mp.setenv("TRAJAUDIT_PROBE_OUT", str(out))
+            r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "procprobe", "--trajaudit=runs",
+                                              *args, timeout=300)
+        assert r.ret == pytest.ExitCode.TESTS_FAILED  # the examples' cheating run
+        found = [line.fullmatch(x) for x in out.read_text().splitlines()]
+        assert all(found), out.read_text()
+        return {m.group(1): int(m.group(2)) for m in found if m}
+
+    jobs = len(find_jobs(runs))
+    assert probe("-n", "0") == {"main": jobs}
+    lines = probe("-n", "2")
+    assert sorted(lines) == ["controller", "gw0", "gw1"] and lines["controller"] == 0
+    assert lines["gw0"] + lines["gw1"] == jobs
