@@ -874,16 +874,17 @@ class RollupPlugin:
             terminalreporter.write_line(f"0 job(s) audited: no job found under {where} (or every item deselected)")
             return
         terminalreporter.section("trajaudit verdicts")
-        for line in self.rollup.terminal_lines():
+        for line in self.rollup.terminal_lines(self.summary):  # the summary write() built, when it ran
             terminalreporter.write_line(line)
         if self.report_dir is not None:
             terminalreporter.write_line(f"reports: {self.report_dir}/summary.json and {self.report_dir}/jobs/")
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        _enrich_ctrf(config, self.rollup, self.items)
+        _enrich_ctrf(config, self.rollup, self.items, self.summary)
 
 
-def _enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, Any]]) -> None:
+def _enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, Any]],
+                 summary: dict[str, Any] | None = None) -> None:
     """Add job verdicts and the PR verdict to a pytest-json-ctrf report (results.extra.trajaudit) and each audit
     item's status and evidence to its test (tests[].extra.trajaudit). The file is written before unconfigure."""
     path = config.getoption("ctrf", None) if config.pluginmanager.hasplugin("ctrf") else None
@@ -898,7 +899,7 @@ def _enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, 
             doc = json.load(fh)
         results = doc.setdefault("results", {})
         extra = results.setdefault("extra", {})
-        summary = rollup.summary()
+        summary = summary if summary is not None else rollup.summary()
         extra["trajaudit"] = {"verdicts": {k: v for k, (v, _) in rollup.verdicts().items()},
                               "pr_verdict": summary["pr_verdict"]["verdict"]}
         for t in results.get("tests", []):

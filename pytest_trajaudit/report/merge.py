@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from .summary import Rollup
 
 
@@ -29,7 +31,11 @@ class MergeError(Exception):
 def load_shard(d: Path) -> dict[str, Any]:
     path = d / "summary.json" if d.is_dir() else d
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
+        try:
+            doc = orjson.loads(data)  # a 10,000-job summary is ~170 MB: several times faster than json
+        except orjson.JSONDecodeError:  # what orjson refuses and json takes (e.g. an integer past 64 bits)
+            doc = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise MergeError(f"{path}: not found (give the --trajaudit-report directory of each shard)") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:

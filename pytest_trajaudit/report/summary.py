@@ -215,12 +215,14 @@ class Rollup:
         write_text_atomic(out_dir / "report.md", render_markdown(summary, self.jobs, _today()))
         return summary
 
-    def terminal_lines(self) -> list[str]:
+    def terminal_lines(self, summary: dict[str, Any] | None = None) -> list[str]:
+        """The verdict lines of the terminal summary; ``summary``: what :meth:`summary` (or :meth:`write`) returned
+        for the roll-up as it is now, so that a large audit builds it once."""
         verdicts = self.verdicts()
         counts = verdict_counts({k: v for k, (v, _) in verdicts.items()})
         head = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
         lines = [f"{len(verdicts)} job(s): {head or 'none'}"]
-        full = self.summary()
+        full = self.summary() if summary is None else summary
         pv = full["pr_verdict"]
         lines.append(f"PR verdict: {pv['verdict']}" + (f" — {pv['reasons'][0]}" if pv["reasons"] else "")
                      + (f" (+{len(pv['reasons']) - 1})" if len(pv["reasons"]) > 1 else ""))
