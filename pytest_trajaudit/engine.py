@@ -6,7 +6,6 @@ failed item's traceback can never pin a parsed trajectory in memory.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .discovery import JobRef
+from .gcpause import paused_gc
 from .judges import Answer
 from .loaders.job import load_job
 from .model import Finding, Job, UnusableInput
@@ -141,10 +141,7 @@ def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle], *, judges
     at once (non-blocking); its interim finding (the mechanical one, default N/A "awaiting judge answers") stands
     in ``results`` until :meth:`JobAudit.resolve`. ``judges=False`` (e.g. a group item recomputing a record)
     submits nothing and keeps the interim finding."""
-    paused = gc.isenabled()
-    if paused:  # see below
-        gc.disable()
-    try:
+    with paused_gc():  # a job's parsed records and events: young, acyclic, alive until it is done (gcpause.py)
         try:
             job = load_job(ref, cfg)
         except UnusableInput as exc:
@@ -153,13 +150,6 @@ def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle], *, judges
             return _audit_loaded(job, ref, cfg, principles, judges)
         finally:
             forget()
-    finally:
-        # The cyclic collector paused while one job is read and audited: its parsed records and events are
-        # young, acyclic and all alive until the job is done (reference counting frees them then), yet every
-        # full collection triggered by their number walked them all again (3-5 % of a 50 MiB Claude audit,
-        # benchmarks/measure.py (b)). Whatever cycles the job made wait for the next collection after it.
-        if paused:
-            gc.enable()
 
 
 def _audit_loaded(job: Job, ref: JobRef, cfg: Settings, principles: list[Principle], judges: bool) -> JobAudit:

@@ -98,3 +98,32 @@ def test_terminal_lines_from_the_summary_already_built() -> None:
     lines = rollup.terminal_lines()
     assert rollup.terminal_lines(rollup.summary()) == lines
     assert lines[0] == "2 job(s): 1 CLEAN, 1 INVALID" and lines[1].startswith("PR verdict: REJECT")
+
+
+def test_merge_pauses_the_cyclic_collector_and_restores_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading back and writing a large merge with the collector paused (gcpause.py), and the caller's setting
+    back afterwards, also when the shards are refused."""
+    import gc
+
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "summary.json").write_bytes(json_bytes(_shard_summary(mode="precise")))
+    real, seen = merge.load_shard, []
+
+    def spy(d: Path) -> dict:
+        seen.append(gc.isenabled())
+        return real(d)
+
+    monkeypatch.setattr(merge, "load_shard", spy)
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        summary = merge.merge(tmp_path / "out", [tmp_path / "s"])
+        assert summary["n_jobs"] == 0 and seen == [False] and gc.isenabled()
+        with pytest.raises(merge.MergeError, match="given twice"):
+            merge.merge(tmp_path / "out2", [tmp_path / "s", tmp_path / "s"])
+        assert gc.isenabled()
+        gc.disable()  # a caller that turned it off keeps it off
+        merge.merge(tmp_path / "out3", [tmp_path / "s"])
+        assert not gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()

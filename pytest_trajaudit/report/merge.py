@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from ..gcpause import paused_gc
 from .summary import Rollup
 
 
@@ -132,10 +133,11 @@ def merge(out_dir: Path, shard_dirs: list[Path]) -> dict[str, Any]:
     for d in shard_dirs:
         if Path(d).resolve() in (out, out / "summary.json"):
             raise MergeError(f"{d}: the output directory is one of the shards (write the merge elsewhere)")
-    docs = [load_shard(Path(d)) for d in shard_dirs]
-    check(docs)
-    rollup, keys = rollup_from(docs)
-    return rollup.write(Path(out_dir), keys)
+    with paused_gc():  # every shard's summary: millions of objects, acyclic, alive until written (gcpause.py)
+        docs = [load_shard(Path(d)) for d in shard_dirs]
+        check(docs)
+        rollup, keys = rollup_from(docs)
+        return rollup.write(Path(out_dir), keys)
 
 
 def main(argv: list[str]) -> int:
