@@ -154,9 +154,9 @@ def _printable_tree(value: Any) -> Any:
 
 def json_bytes(value: Any) -> bytes:
     """``value`` (JSON builtins) as strict JSON indented by two spaces, UTF-8, with a final newline: the layout of
-    ``json.dumps(indent=2, ensure_ascii=False)``, made by orjson in C (the standard library indents in Python: 70 %
-    of writing the reports of a large audit, see README "Performance"). Non-finite numbers become null (strict JSON
-    has no NaN), non-string keys strings, as ``json`` makes them. What orjson refuses (a lone surrogate from a
+    ``json.dumps(indent=2, ensure_ascii=False)``, made by orjson in C (the standard library indents in Python: 9.2 s
+    to encode the reports of a 10,000-job audit, 0.54 s here; README "Performance"). Non-finite numbers become
+    null (strict JSON has no NaN), non-string keys strings, as ``json`` makes them. What orjson refuses (a lone surrogate from a
     file name that is not UTF-8, an integer past 64 bits) goes the standard library's way, with strings made
     writable (:func:`_printable_tree`). The bytes are ``json``'s but for some floats under 1e-4, which orjson
     spells differently (``0.00001`` for ``1e-05``, ``2.5e-7`` for ``2.5e-07``): the same numbers."""
