@@ -8,6 +8,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..redact import redact_tree
 
 CORE_KEYS = ("anti_cheat_read", "anti_cheat_write", "agentic_floor", "tool_breakdown", "verbatim_final")
@@ -160,8 +162,6 @@ def json_bytes(value: Any) -> bytes:
     file name that is not UTF-8, an integer past 64 bits) goes the standard library's way, with strings made
     writable (:func:`_printable_tree`). The bytes are ``json``'s but for some floats under 1e-4, which orjson
     spells differently (``0.00001`` for ``1e-05``, ``2.5e-7`` for ``2.5e-07``): the same numbers."""
-    import orjson
-
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)
     except orjson.JSONEncodeError:
