@@ -356,8 +356,8 @@ def target(what: str, measured: str, goal: str, met: bool | None) -> None:
 
 def loadavg() -> str:
     """The load average, and where the kernel reports it (Linux pressure stall information) the share of the last
-    minute in which some task waited for CPU or I/O, which the load average does not show (session 7: the same
-    bare ``-n 2`` run took 63 s at I/O stalls of 30–60 % and 19 s a few minutes later)."""
+    minute in which some task waited for CPU or I/O, which the load average does not show (the same bare ``-n 2``
+    run has taken 63 s at I/O stalls of 30–60 % and 19 s a few minutes later)."""
     try:
         out = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     except OSError:
@@ -1080,7 +1080,7 @@ def main(argv: list[str] | None = None) -> int:
             if name in args.sections:
                 func(work, args)
         if TARGETS:
-            print("## Targets (issue 7)\n")
+            print("## Targets\n")
             table(["what", "measured", "target", ""], TARGETS)
         if TREES:
             print("## Generated trees\n")

@@ -1,4 +1,4 @@
-"""Long fuzz campaign over every loader and the strict decoder (issue 8).
+"""Long fuzz campaign over every loader and the strict decoder.
 
     python fuzz/campaign.py --minutes 10 --seed 1                 # all targets, equal time each
     python fuzz/campaign.py --minutes 2 --targets trajectory,job  # some targets

@@ -1,4 +1,4 @@
-"""Literal prefilters for regular expressions (issue 7: scanning speed).
+"""Literal prefilters for regular expressions (scanning speed).
 
 Python's ``re`` finds a pattern's literal prefix quickly, but not a literal inside an alternation (``a|b|c``) or
 after a ``\\b``: it then tries every branch at every position, some 30–50 times slower than a substring search.

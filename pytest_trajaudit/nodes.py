@@ -301,7 +301,7 @@ class PrincipleItem(pytest.Item):
     @functools.cached_property
     def location(self) -> tuple[str, int | None, str]:
         """What ``Item.location`` makes of :meth:`reportinfo`, with the path made printable and relative once per
-        job rather than once per item (issue 7: the absolute-path step is a measurable share of an item's cost; every
+        job rather than once per item (the absolute-path step is a measurable share of an item's cost; every
         item of a job has the job's path)."""
         job = self.job
         rel = job.__dict__.get("_trajaudit_relpath")

@@ -538,7 +538,7 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
         item.job.release()
 
 
-# --- lean run protocol for audit items (issue 7; PYTEST-NOTES.md §6: per-phase capture, logging and the
+# --- lean run protocol for audit items (PYTEST-NOTES.md §6: per-phase capture, logging and the
 # PYTEST_CURRENT_TEST bookkeeping are most of pytest's per-item cost, and an audit item never prints) -----------
 
 LEAN_KEY = pytest.StashKey[bool]()
@@ -681,7 +681,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 # Reports cross from xdist workers as report.__dict__ through execnet's pure-Python serializer, which walks every
 # nested value (keywords, user properties, an item's record with its evidence, data and events) on the worker and
-# again on the controller: ship an audit item's report as one JSON string instead (C json on both ends; issue 7:
+# again on the controller: ship an audit item's report as one JSON string instead (C json on both ends:
 # serializing was an eighth of a worker's time and the controller's largest cost). The controller restores it
 # before pytest rebuilds the report, with the tuples JSON turned into lists made tuples again. A report that is
 # not JSON-able crosses as pytest's own dict.
@@ -718,7 +718,7 @@ def plain_report_json(report: Any) -> dict[str, Any] | None:
     """What pytest's ``pytest_report_to_serializable`` gives for a ``TestReport`` whose attributes all have plain
     types (an audit item's always do: its ``longrepr`` is None, a ``(path, line, reason)`` tuple or, for a FAIL,
     its text), without pytest's ``isinstance(value, os.PathLike)`` on every attribute: an ABC check, about eleven
-    per report, 0.2 s of CPU per xdist worker on 500 × 1 MiB (issue 7). None for any other report (a Python
+    per report, 0.2 s of CPU per xdist worker on 500 × 1 MiB. None for any other report (a Python
     error's traceback repr, another report class): pytest serializes it."""
     if type(report) is not pytest.TestReport:
         return None
@@ -762,7 +762,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     return None
 
 
-# --- garbage collection pacing (issue 7) ---------------------------------------------------------------------
+# --- garbage collection pacing ------------------------------------------------------------------------------
 
 class GcPacer:
     """Keep the cyclic garbage collector's work linear in an audit's size. Everything collection builds, and
@@ -975,8 +975,8 @@ class QuietWorkerTerminal:
     """On an xdist worker whose terminal output goes to ``/dev/null`` (a local or ssh worker: execnet keeps the
     real standard output for its pipe to the controller and points fd 1 at ``/dev/null``): the terminal reporter
     stops rendering each item (progress characters, stats, warning texts) that nobody sees; the controller renders
-    every item from the reports it receives. That rendering cost about 0.5 s of CPU per worker on 500 × 1 MiB
-    (issue 7). The reporter stays registered under its name with its other hooks, so
+    every item from the reports it receives, so that rendering is CPU spent for nothing.
+    The reporter stays registered under its name with its other hooks, so
     ``get_terminal_writer``, ``--setup-show`` and live logs still find it. Registered as
     ``trajaudit-quiet-worker-terminal``: ``-p no:trajaudit-quiet-worker-terminal`` leaves the reporter as it is."""
 

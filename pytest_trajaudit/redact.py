@@ -41,7 +41,7 @@ _KEYVAL = re.compile(
 
 def _may_hold_secret(text: str) -> bool:
     """False when no pattern above can match: their required literals (``needles.py``) are all absent, so the
-    common case costs a few C substring scans instead of four regex passes (issue 7)."""
+    common case costs a few C substring scans instead of four regex passes."""
     return any(may_match(rx, text) for rx in _PATTERNS)
 
 

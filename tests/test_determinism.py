@@ -1,4 +1,4 @@
-"""Determinism (issue 8): the same tree gives byte-identical reports (``summary.json``, every per-job audit JSON,
+"""Determinism: the same tree gives byte-identical reports (``summary.json``, every per-job audit JSON,
 ``report.md``) and the same verdict section across reruns, ``-n 0`` / ``-n 2`` / ``-n 2 --dist load`` (a job's items
 split over workers: reports arrive interleaved) and ``--trajaudit-shard`` + ``trajaudit merge``.
 

@@ -155,7 +155,7 @@ def test_printable_escapes_what_would_break_a_line_and_stays_injective():
         assert "\n" not in printable(n)
 
 
-# --- the literal prefilter in front of the regexes (issue 7) ----------------------------------------------------
+# --- the literal prefilter in front of the regexes ----------------------------------------------------
 
 _FILLER = ["", " ", "x", "é", "K", "ſ", "\\n", "\n", '"', "'", "=", ": ", ".", "-", "_", "@", "/", "abc", "0123456789"]
 _CORES = [*SECRETS.values(), "Auth=abcdef123", "api_key: xyz12345", "API-KEY=Abcdef99", "token = abcdefg1",

@@ -1,4 +1,4 @@
-"""Evidence and reports never contain a secret (issue 8).
+"""Evidence and reports never contain a secret.
 
 Synthetic keys of every common shape are planted in every field the plugin can quote (commands, tool outputs,
 messages, thoughts, file paths, result.json fields, the verifier's test names and messages, its stdout, task names,

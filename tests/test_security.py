@@ -546,7 +546,7 @@ UNUSABLE_TRAJECTORIES: dict[str, str | bytes] = {
     "huge_number": '{"type":"user_message","text":"a","n":1e999}\n{"type":"agent_message","text":"b"}\n',
     "wrong_types": '{"type":[1]}\n{"type":{"a":1}}\n',
     "json_not_a_trajectory": "{}",
-    # 10^6-deep (issue 8): refused by the strict decoder's nesting limit, never a RecursionError
+    # 10^6-deep: refused by the strict decoder's nesting limit, never a RecursionError
     "deep_million_open": "[" * 1_000_000,
     "deep_million_balanced": '{"a":' * 1_000_000 + "1" + "}" * 1_000_000,
     "deep_million_in_line": '{"type":"user_message","text":"a"}\n{"type":"tool_call","content":' + "[" * 1_000_000 + "\n",
@@ -597,7 +597,7 @@ def test_unusable_input_is_an_error_with_one_line(pytester: pytest.Pytester) -> 
     assert result.ret != 0
 
 
-# --- 8. special files, odd names, growing files, huge trees (issue 8) ----------------------------------------------
+# --- 8. special files, odd names, growing files, huge trees ----------------------------------------------
 
 def _mknod_or_skip(path: Path, minor: int = 5) -> None:
     """A character device node (1, minor): /dev/zero by default, which would never end if it were read."""

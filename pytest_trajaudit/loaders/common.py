@@ -229,7 +229,7 @@ _FAST_TOKENS = re.compile(r"[;&|()<>]+|\n+|[^\s;&|()<>]+")
 # shlex.split's POSIX grammar (no comments) as regexes: a word is a run of plain characters, \-escapes, '…'
 # (literal) and "…" (where \ escapes only " and \); words are separated by shlex's whitespace, which is
 # " \t\r\n" (str.split's is wider). shlex reads one character per Python call: about 16 µs per 27-character
-# command and 120 µs per real one, the largest piece of TG-5 (issue 7). Same words, tested against shlex; a
+# command and 120 µs per real one, the largest piece of TG-5. Same words, tested against shlex; a
 # command the grammar does not cover (an unclosed quote, a trailing \) goes to shlex for its error.
 _SH_WORDS = re.compile(r"[^ \t\r\n]+")
 _SH_WORD = re.compile(r"""(?:[^ \t\r\n'"\\]|\\.|'[^']*'|"(?:[^"\\]|\\.)*")+""", re.S)

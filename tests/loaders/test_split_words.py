@@ -1,4 +1,4 @@
-"""split_words: shlex.split's POSIX words from regexes (issue 7: shlex reads one character per Python call).
+"""split_words: shlex.split's POSIX words from regexes (shlex reads one character per Python call).
 The answer must be shlex's, word for word, and so must the error for an unclosed quote or a trailing backslash."""
 
 from __future__ import annotations
