@@ -21,7 +21,7 @@ from .groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, 
 from .loaders.multi import RECORD, claim, list_members, member_ref, node_name
 from .model import UnusableInput
 from .principles import Principle
-from .redact import printable, redact
+from .redact import printable
 
 
 class TrajauditWarning(UserWarning):
@@ -258,7 +258,6 @@ class PrincipleItem(pytest.Item):
         if audit.error:
             rec.update(status="ERROR", error=audit.error, meta=audit.meta)
             self.record = rec
-            self.user_properties += [("trajaudit.status", "ERROR"), ("trajaudit.evidence", redact(audit.error)[:2000])]
             raise UnusableJob(audit.error)
         res = audit.resolve(self.principle.code)
         if res is not None and res.judge:
@@ -273,9 +272,6 @@ class PrincipleItem(pytest.Item):
             rec["meta"] = audit.meta
             self.job.meta_sent = True
         self.record = rec
-        # JUnit writes these as <properties> of the testcase (from the teardown report): status and evidence
-        # reach CI for every outcome, passed items included
-        self.user_properties += [("trajaudit.status", res.status), ("trajaudit.evidence", redact(res.evidence)[:2000])]
 
     def runtest(self) -> None:
         _outcome(self, self.record or {}, f"{self.job.job_id}::{self.principle.code}", str(self.job.ref.dir))
@@ -378,7 +374,6 @@ class GroupItem(pytest.Item):
         else:
             res = evaluate_sb2(records)
         self.record = self._record(res, records)
-        self.user_properties += [("trajaudit.status", res.status), ("trajaudit.evidence", redact(res.evidence)[:2000])]
         if res.status == "ERROR":
             raise GroupError(res.evidence)
 
@@ -415,13 +410,14 @@ def _outcome(item: Any, rec: dict[str, Any], where: str, location: str) -> None:
     if status == "FAIL":
         raise AuditFailure(msg)
     if status == "WARN":
-        item.warn_msg = msg
+        # the xfail reason: JUnit's <skipped message>, pytest-html and IDEs show it, so it names the status
+        item.warn_msg = f"WARN: {msg}"
         warnings.warn_explicit(TrajauditWarning(f"{where.rsplit('::', 1)[0]}::{msg}"), TrajauditWarning, location, 0)
         return
     if status == "N/A":
         # made skipped at makereport (plugin.py), located at the item like pytest.skip(_use_item_location=True),
         # without raising: no traceback to build for the most common outcome
-        item.na_msg = msg
+        item.na_msg = f"N/A: {msg}"
 
 
 def _in_shard(config: pytest.Config, ref: JobRef) -> bool:

@@ -831,15 +831,28 @@ class RollupPlugin:
         if state.settings.judge is not None:
             self.rollup.judges.models = list(state.settings.judge.models)
         self.summary: dict[str, Any] | None = None
-        self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for the CTRF report
+        self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for CTRF and CI annotations
+        self.files: dict[str, str] = {}  # job id → its trajectory file, for CI annotations
+        from _pytest.junitxml import xml_key
+
+        self.xml_key = xml_key  # pytest's LogXML is stashed by junitxml's pytest_configure, after this one
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, "trajaudit", None)
         if rec:
             self.rollup.add(rec)
-            self.items[report.nodeid] = {"job": rec.get("job") or rec.get("group"), "code": rec["code"],
+            job = rec.get("job") or rec.get("group")
+            self.items[report.nodeid] = {"job": job, "code": rec["code"],
                                          "status": rec.get("status"),
                                          "evidence": rec.get("evidence") or rec.get("error") or ""}
+            traj = (rec.get("meta") or {}).get("trajectory_file")
+            if traj and job:
+                self.files[job] = traj
+            xml = self.config.stash.get(self.xml_key, None)
+            if xml is not None:
+                from .adapter.ci import junit_system_out
+
+                junit_system_out(xml, report, rec)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -878,6 +891,11 @@ class RollupPlugin:
             terminalreporter.write_line(line)
         if self.report_dir is not None:
             terminalreporter.write_line(f"reports: {self.report_dir}/summary.json and {self.report_dir}/jobs/")
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            from .adapter.ci import github_annotations
+
+            for line in github_annotations(self.items, self.files, str(self.config.invocation_params.dir)):
+                terminalreporter.write_line(line)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         _enrich_ctrf(config, self.rollup, self.items, self.summary)
@@ -906,6 +924,9 @@ def _enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, 
             info = items.get(t.get("name")) if isinstance(t, dict) else None
             if info:
                 t.setdefault("extra", {})["trajaudit"] = {**info, "evidence": redact(info["evidence"])[:2000]}
+        from .adapter.ci import ctrf_statuses
+
+        ctrf_statuses(doc, items)
         from .report.audit import write_text_atomic
 
         # atomically, keeping the file's mode (pytest-json-ctrf created it; readers never see half a file)

@@ -213,16 +213,20 @@ def test_junit_and_ctrf_carry_each_items_status_and_evidence(pytester: pytest.Py
     assert len(cases) == 4 * 15
     by_name = {}
     for c in cases:
-        props = {p.get("name"): p.get("value") for p in c.findall("properties/property")}
-        assert props["trajaudit.status"] in ("PASS", "WARN", "FAIL", "N/A"), props
-        by_name[(c.get("classname"), c.get("name"))] = (props, c)
-    props, case = next(v for k, v in by_name.items() if "Cheat01" in k[0] and k[1] == "P1")
-    assert props["trajaudit.status"] == "FAIL" and "/oracle/expected_answer.json" in props["trajaudit.evidence"]
-    assert case.find("failure") is not None
-    props, case = next(v for k, v in by_name.items() if "Clean01" in k[0] and k[1] == "P7")
-    assert props["trajaudit.status"] == "PASS" and props["trajaudit.evidence"].startswith("5 tool calls")
-    props, case = next(v for k, v in by_name.items() if "Struggle01" in k[0] and k[1] == "P12")
-    assert props["trajaudit.status"] == "WARN" and "tests_too_tight" in props["trajaudit.evidence"]
+        assert c.find("properties") is None  # JUnit allows properties on the testsuite only
+        out = c.find("system-out").text
+        status = out.removeprefix("trajaudit: ").split(" ", 1)[0]
+        assert status in ("PASS", "WARN", "FAIL", "N/A"), out
+        by_name[(c.get("classname"), c.get("name"))] = (status, out, c)
+    status, out, case = next(v for k, v in by_name.items() if "Cheat01" in k[0] and k[1] == "P1")
+    assert status == "FAIL" and "/oracle/expected_answer.json" in out and case.find("failure") is not None
+    status, out, case = next(v for k, v in by_name.items() if "Clean01" in k[0] and k[1] == "P7")
+    assert status == "PASS" and out.startswith("trajaudit: PASS P7: 5 tool calls")
+    status, out, case = next(v for k, v in by_name.items() if "Struggle01" in k[0] and k[1] == "P12")
+    assert status == "WARN" and "tests_too_tight" in out
+    assert case.find("skipped").get("message").startswith("WARN: P12: ")
+    status, out, case = next(v for k, v in by_name.items() if "Clean01" in k[0] and k[1] == "P5")
+    assert status == "N/A" and case.find("skipped").get("message").startswith("N/A: P5: ")
 
     doc = json.loads((pytester.path / "ctrf.json").read_text())
     tests = doc["results"]["tests"]
@@ -230,6 +234,10 @@ def test_junit_and_ctrf_carry_each_items_status_and_evidence(pytester: pytest.Py
     assert all(t["extra"]["trajaudit"]["status"] in ("PASS", "WARN", "FAIL", "N/A") for t in tests)
     p1 = next(t for t in tests if t["name"].endswith("Cheat01/result.json::P1"))
     assert p1["status"] == "failed" and p1["extra"]["trajaudit"]["status"] == "FAIL"
+    warn = [t for t in tests if t["extra"]["trajaudit"]["status"] == "WARN"]
+    assert warn and all(t["status"] == "other" for t in warn)  # CTRF: WARN is "other", N/A stays "skipped"
+    assert all(t["status"] == "skipped" for t in tests if t["extra"]["trajaudit"]["status"] == "N/A")
+    assert doc["results"]["summary"]["other"] == len(warn)
     assert "/oracle/expected_answer.json" in p1["extra"]["trajaudit"]["evidence"]
     assert doc["results"]["extra"]["trajaudit"]["pr_verdict"] == "REJECT"
     assert doc["results"]["extra"]["trajaudit"]["verdicts"]["runs/benchflow/tictoc__oracle"] == "ORACLE"

@@ -1,0 +1,1 @@
+"""The pytest side of pytest-trajaudit: what the plugin hooks delegate to (kept apart from the pytest-free core)."""

@@ -1,0 +1,102 @@
+"""What CI tools read from an audit: JUnit XML valid against the JUnit schema pytest validates itself against,
+CTRF valid against the CTRF schema with WARN as status "other", and GitHub Actions annotations."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO
+
+XSD = REPO.parent / "shared" / "spec" / "reference" / "junit-10.xsd"
+EXAMPLES = REPO / "examples"
+
+
+def _audit(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    return pytester.runpytest(f"--trajaudit={EXAMPLES / 'runs'}", f"--trajaudit-tasks={EXAMPLES / 'tasks'}",
+                              "-p", "no:cacheprovider", "-p", "no:randomly", *args)
+
+
+@pytest.mark.parametrize("family", ["xunit2", "xunit1"])
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_junit_xml_is_valid_for_both_families(pytester: pytest.Pytester, family: str, workers: tuple[str, ...]) -> None:
+    xmlschema = pytest.importorskip("xmlschema")
+    if workers:
+        pytest.importorskip("xdist")
+    if not XSD.is_file():
+        pytest.skip("../shared/spec/reference/junit-10.xsd is not present")
+    r = _audit(pytester, "--junitxml=out.xml", "-o", f"junit_family={family}", *workers)
+    assert r.ret == 1
+    schema = xmlschema.XMLSchema(str(XSD))
+    errors = {e.reason for e in schema.iter_errors(str(pytester.path / "out.xml"))}
+    # plain pytest's own xunit1 output carries testcase file/line attributes the schema does not know (xunit2 drops
+    # them): the audit's XML may have exactly the errors plain pytest has, no other
+    pytester.makepyfile(test_plain="def test_ok():\n    pass\n\ndef test_bad():\n    assert 0\n")
+    pytester.runpytest("test_plain.py", "--junitxml=plain.xml", "-o", f"junit_family={family}", "-p", "no:trajaudit")
+    plain = {e.reason for e in schema.iter_errors(str(pytester.path / "plain.xml"))}
+    assert errors <= plain and (family == "xunit1" or plain == set())
+    text = (pytester.path / "out.xml").read_text(encoding="utf-8")
+    assert text.count("<system-out>trajaudit: ") == text.count("<testcase ") > 100
+    assert 'name="trajaudit.jobs.INVALID" value="1"' in text  # suite-level properties stay
+
+
+def _ctrf_schema() -> Path:
+    """The schema the CTRF project ships in its reference implementation (npm package ``ctrf``), which .ci/run
+    unpacks and names in TRAJAUDIT_CTRF_SCHEMA."""
+    path = os.environ.get("TRAJAUDIT_CTRF_SCHEMA")
+    if not path or not Path(path).is_file():
+        pytest.skip("TRAJAUDIT_CTRF_SCHEMA names no file (.ci/run unpacks it from the npm package ctrf)")
+    return Path(path)
+
+
+def test_ctrf_report_is_valid_and_warn_is_other(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("ctrf")
+    import jsonschema
+
+    schema = json.loads(_ctrf_schema().read_text(encoding="utf-8"))
+    r = _audit(pytester, "--ctrf=ctrf.json")
+    assert r.ret == 1
+    doc = json.loads((pytester.path / "ctrf.json").read_text(encoding="utf-8"))
+    jsonschema.validate(doc, schema)
+    tests = doc["results"]["tests"]
+    by_status: dict[str, set[str]] = {}
+    for t in tests:
+        by_status.setdefault(t["extra"]["trajaudit"]["status"], set()).add(t["status"])
+    assert by_status["WARN"] == {"other"} and by_status["N/A"] == {"skipped"}
+    assert by_status["FAIL"] == {"failed"} and by_status["PASS"] == {"passed"}
+    summary = doc["results"]["summary"]
+    assert summary["other"] == sum(t["status"] == "other" for t in tests) > 0
+    assert summary["tests"] == len(tests) == sum(summary[k] for k in ("passed", "failed", "skipped", "pending",
+                                                                    "other"))
+
+
+def test_github_actions_annotations(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    r = _audit(pytester)
+    errors = [ln for ln in r.outlines if ln.startswith("::error ")]
+    warns = [ln for ln in r.outlines if ln.startswith("::warning ")]
+    assert len(errors) == 2 and len(warns) >= 2
+    p1 = next(ln for ln in errors if "citation-check__Cheat01%3A%3AP1" in ln)
+    # file= the job's trajectory, title= the job and code (":" escaped in a property), message after "::"
+    assert "file=" in p1 and "acp_trajectory.jsonl" in p1 and "%3A%3AP1" in p1
+    assert p1.split("::", 2)[2].startswith("FAIL P1: ") and "/oracle/expected_answer.json" in p1
+    assert all("\n" not in ln for ln in errors + warns)
+
+
+def test_no_annotations_outside_github_actions(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    r = _audit(pytester)
+    assert not [ln for ln in r.outlines if ln.startswith(("::error", "::warning"))]
+
+
+def test_annotation_text_is_escaped_and_redacted() -> None:
+    from pytest_trajaudit.adapter.ci import github_annotations
+
+    items = {"r/x.json::P1": {"job": "r/x", "code": "P1", "status": "FAIL",
+                              "evidence": "read 100%\nthen \x1b[31mred\x1b[0m key sk-ant-api03-" + "A" * 90}}
+    (line,) = github_annotations(items, {"r/x": "/ws/r/x/t.jsonl"}, "/ws")
+    assert line.startswith("::error file=r/x/t.jsonl,title=r/x%3A%3AP1::FAIL P1: read 100%25")
+    assert "\x1b" not in line and "\n" not in line and "A" * 40 not in line
