@@ -87,7 +87,7 @@ def test_lean_and_full_protocol_give_the_same_reports(pytester: pytest.Pytester,
     assert '<skipped type="pytest.skip"' in lean_xml and '<skipped type="pytest.xfail"' in lean_xml
     assert (pytester.path / "out-lean/summary.json").read_bytes() == (pytester.path / "out-full/summary.json").read_bytes()
     # N/A is located at the item (result.json:1), WARN is an xfail with a TrajauditWarning, as before
-    lean.stdout.fnmatch_lines(["SKIPPED [[]1[]] runs/*/result.json:1: P*"])
+    lean.stdout.fnmatch_lines(["SKIPPED [[]1[]] runs/*/result.json:1: N/A: P*"])
     lean.stdout.fnmatch_lines(["*TrajauditWarning*"])
     skips = sorted(ln for ln in lean.outlines if ln.startswith("SKIPPED"))
     assert skips == sorted(ln for ln in full.outlines if ln.startswith("SKIPPED"))
