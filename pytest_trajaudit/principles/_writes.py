@@ -35,6 +35,7 @@ _PROGRAM_WRITERS = (
 )
 _PATH_LIKE = re.compile(r"[\w./~+@:${}%-]+")
 _PLACEHOLDER = "_q_"
+_WINDOW = 200  # characters before a quote or heredoc looked at for `bash -c` / `bash <<`: linear in the command
 
 
 def split_heredocs(command: str) -> tuple[str, list[str]]:
@@ -53,7 +54,7 @@ def split_heredocs(command: str) -> tuple[str, list[str]]:
             while end < len(lines) and lines[end].strip() != word:
                 end += 1
             body = lines[i:end]
-            if _SHELL_FEEDER.search(line[: m.start()] + "<<"):
+            if _SHELL_FEEDER.search(line[max(0, m.start() - _WINDOW): m.start()] + "<<"):
                 shell.extend(body)
             else:
                 bodies.append("\n".join(body))
@@ -71,7 +72,7 @@ def opaque_quotes(text: str) -> str:
     for m in _QUOTED.finditer(text):
         out.append(text[last:m.start()])
         inner = m.group(0)[1:-1]
-        if _SHELL_C.search(text[: m.start()]):
+        if _SHELL_C.search(text[max(0, m.start() - _WINDOW): m.start()]):
             out.append(f" {inner} ")
         elif _OPAQUE.search(inner):
             out.append(_PLACEHOLDER)
