@@ -5,7 +5,9 @@
 CORPUS defaults to ``../shared/corpus`` relative to the repository. Every job under it is discovered the way the
 plugin collects them (``loaders.multi.find_all_jobs``: directory jobs, loose trajectory files a loader claims,
 one job per member of a multi-record file) and audited by the plugin's core (``engine.audit_job``) with every
-registered principle, default settings and no LLM judge. Three populations are reported:
+registered principle the plugin would collect for it (the advisor family's ADV items only where the job's
+privileged material is known, as in the plugin), default settings and no LLM judge. Three populations are
+reported:
 
 - **all jobs**: everything discovered, fixtures included;
 - **real runs**: all jobs minus the fixtures listed in :data:`FIXTURES` (hand-written or scripted files that the
@@ -13,8 +15,8 @@ registered principle, default settings and no LLM judge. Three populations are r
 - **clean real runs**: real runs that loaded (no unusable input), are not oracle runs, have a reward > 0 and no
   P1/P2 FAIL. A WARN here is a false alarm until a reader of its evidence says otherwise.
 
-For each population and principle: ``applied`` (jobs where the principle returned PASS, WARN or FAIL, i.e. not
-N/A), WARN and FAIL counts with their rate over ``applied``, the N/A count and internal errors. ``verdict`` says
+For each population and principle: ``items`` (audited jobs that have this principle's item), ``applied`` (items
+that returned PASS, WARN or FAIL, i.e. not N/A), WARN and FAIL counts with their rate over ``applied``, the N/A count and internal errors. ``verdict`` says
 whether the principle's WARN/FAIL changes the job verdict (tier C0 and not information-only). Then the per-job
 verdict counts (``aggregate.job_verdict``, the plugin's rule). ``--evidence`` adds, per principle, the distinct
 WARN evidence strings of the real runs (truncated), each with how many jobs gave it, so a reader can judge noise.
@@ -25,12 +27,14 @@ The output is deterministic (jobs sorted by path, no timings): the same tree and
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytest_trajaudit.advisor.collect import advisor_known
 from pytest_trajaudit.aggregate import VERDICTS, Outcome, job_verdict
 from pytest_trajaudit.discovery import JobRef
 from pytest_trajaudit.engine import audit_job
@@ -98,7 +102,9 @@ def audit_corpus(corpus: Path, principles: Sequence[Principle], cfg: Settings) -
     refs = sorted(find_all_jobs(corpus), key=lambda r: job_id(r, corpus))
     for ref in refs:
         jid = job_id(ref, corpus)
-        audit = audit_job(ref, cfg, list(principles), judges=False)
+        # as the plugin collects them (nodes.JobNode.collect): ADV items only where privileged material is known
+        adv = advisor_known(ref, cfg.privileged_roots, cfg.tasks_dirs)
+        audit = audit_job(ref, cfg, [p for p in principles if adv or p.family != "advisor"], judges=False)
         results = {c: (r.status, r.internal_error or r.evidence) for c, r in audit.results.items()}
         outcomes = {c: Outcome(r.status, tiers[c].tier, tiers[c].affects_verdict, r.evidence,
                                bool((r.data or {}).get("flipped_signal")))
@@ -113,7 +119,7 @@ def audit_corpus(corpus: Path, principles: Sequence[Principle], cfg: Settings) -
 
 # --------------------------------------------------------------------------------------------------- tables
 
-HEAD = ("principle", "verdict", "applied", "WARN", "WARN rate", "FAIL", "FAIL rate", "N/A", "errors")
+HEAD = ("principle", "verdict", "items", "applied", "WARN", "WARN rate", "FAIL", "FAIL rate", "N/A", "errors")
 
 
 def _rate(n: int, d: int) -> str:
@@ -126,7 +132,7 @@ def principle_table(rows: Sequence[Row], principles: Sequence[Principle]) -> lis
         c = Counter(r.results[p.code][0] for r in rows if p.code in r.results)
         applied = c["PASS"] + c["WARN"] + c["FAIL"]
         counts_verdict = "yes" if p.tier == "C0" and p.affects_verdict else "no"
-        out.append((p.code, counts_verdict, str(applied), str(c["WARN"]), _rate(c["WARN"], applied), str(c["FAIL"]),
+        out.append((p.code, counts_verdict, str(sum(c.values())), str(applied), str(c["WARN"]), _rate(c["WARN"], applied), str(c["FAIL"]),
                     _rate(c["FAIL"], applied), str(c["N/A"]), str(c["ERROR"])))
     return out
 
@@ -180,13 +186,21 @@ def evidence_lines(rows: Sequence[Row], principles: Sequence[Principle], markdow
     return lines
 
 
+def _shown(corpus: Path) -> str:
+    """The corpus path relative to the repository when it can be (the same text on every machine)."""
+    try:
+        return os.path.relpath(corpus, REPO) + "/"
+    except ValueError:
+        return corpus.as_posix()
+
+
 def report(rows: Sequence[Row], principles: Sequence[Principle], corpus: Path, *, markdown: bool,
            evidence: bool, literal: bool) -> str:
     real = [r for r in rows if r.real]
     clean = [r for r in rows if r.clean_real]
     audited = [r for r in rows if r.error is None]
     out = [
-        f"corpus: {corpus.name}/ ({len(rows)} jobs discovered: {len(audited)} audited, "
+        f"corpus: {_shown(corpus)} ({len(rows)} jobs discovered: {len(audited)} audited, "
         f"{len(rows) - len(audited)} unusable input; {len(real)} real runs, {len(rows) - len(real)} fixtures; "
         f"{len(clean)} clean real runs); mode: {'literal' if literal else 'precise'}; judges: off",
         "",
@@ -212,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--literal", action="store_true", help="audit as --trajaudit-literal does")
     ap.add_argument("--principles", default="", help="comma-separated codes (default: every registered principle)")
     args = ap.parse_args(argv)
-    corpus = Path(args.corpus).resolve()
+    corpus = Path(os.path.abspath(args.corpus))  # not resolved: shown as given, e.g. ../shared/corpus/
     if not corpus.is_dir():
         print(f"corpus_rates: {corpus} is not a directory", file=sys.stderr)
         return 2
