@@ -1,6 +1,7 @@
 """Per-principle WARN/FAIL rates on the shared corpus of real third-party runs (no pytest, no judges).
 
     python benchmarks/corpus_rates.py [CORPUS] [--markdown] [--evidence] [--literal] [--principles P8,P14]
+                                      [--data P8]
 
 CORPUS defaults to ``../shared/corpus`` relative to the repository. Every job under it is discovered the way the
 plugin collects them (``loaders.multi.find_all_jobs``: directory jobs, loose trajectory files a loader claims,
@@ -20,6 +21,8 @@ that returned PASS, WARN or FAIL, i.e. not N/A), WARN and FAIL counts with their
 whether the principle's WARN/FAIL changes the job verdict (tier C0 and not information-only). Then the per-job
 verdict counts (``aggregate.job_verdict``, the plugin's rule). ``--evidence`` adds, per principle, the distinct
 WARN evidence strings of the real runs (truncated), each with how many jobs gave it, so a reader can judge noise.
+``--data P8`` prints, per audited real run, the numeric data of a principle's finding (P8's counters, the run
+length): the figures its thresholds were calibrated on.
 
 The output is deterministic (jobs sorted by path, no timings): the same tree and code give the same bytes.
 """
@@ -71,6 +74,7 @@ class Row:
     error: str | None
     verdict: str
     results: dict[str, tuple[str, str]] = field(default_factory=dict)  # code → (status, evidence)
+    data: dict[str, dict] = field(default_factory=dict)  # code → the finding's numeric data (for --data)
 
     @property
     def real(self) -> bool:
@@ -112,8 +116,10 @@ def audit_corpus(corpus: Path, principles: Sequence[Principle], cfg: Settings) -
         oracle = bool(audit.meta.get("oracle"))
         verdict, _ = job_verdict(outcomes, error=audit.error, oracle=oracle)
         reward = audit.meta.get("reward")
+        data = {c: {k: v for k, v in (r.data or {}).items() if isinstance(v, int | float) and not isinstance(v, bool)}
+                for c, r in audit.results.items()}
         rows.append(Row(jid, is_fixture(jid), reward if isinstance(reward, int | float) else None, oracle,
-                        audit.error, verdict, results))
+                        audit.error, verdict, results, data))
     return rows
 
 
@@ -194,8 +200,19 @@ def _shown(corpus: Path) -> str:
         return corpus.as_posix()
 
 
+def data_table(rows: Sequence[Row], code: str, markdown: bool) -> list[str]:
+    """One line per audited real run: its status, reward and the numeric data of ``code``'s finding (the counters
+    a threshold is calibrated on)."""
+    keys = sorted({k for r in rows if r.real for k in r.data.get(code, {})})
+    body = [(r.job, r.results[code][0], "-" if r.reward is None else f"{r.reward:g}", "yes" if r.clean_real else "no",
+             *(str(r.data[code].get(k, "")) for k in keys))
+            for r in rows if r.real and code in r.results]
+    return [heading(f"{code} data per real run", markdown), "",
+            render(("job", "status", "reward", "clean", *keys), body, markdown), ""]
+
+
 def report(rows: Sequence[Row], principles: Sequence[Principle], corpus: Path, *, markdown: bool,
-           evidence: bool, literal: bool) -> str:
+           evidence: bool, literal: bool, data: Sequence[str] = ()) -> str:
     real = [r for r in rows if r.real]
     clean = [r for r in rows if r.clean_real]
     audited = [r for r in rows if r.error is None]
@@ -215,6 +232,8 @@ def report(rows: Sequence[Row], principles: Sequence[Principle], corpus: Path, *
     out += [render(("jobs", *VERDICTS, "total"), body, markdown), ""]
     if evidence:
         out += evidence_lines(rows, principles, markdown)
+    for code in data:
+        out += data_table(rows, code, markdown)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -225,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--evidence", action="store_true", help="list the distinct WARN evidence strings of real runs")
     ap.add_argument("--literal", action="store_true", help="audit as --trajaudit-literal does")
     ap.add_argument("--principles", default="", help="comma-separated codes (default: every registered principle)")
+    ap.add_argument("--data", default="", metavar="CODES",
+                    help="comma-separated codes: per real run, the numeric data of their findings (e.g. P8)")
     args = ap.parse_args(argv)
     corpus = Path(os.path.abspath(args.corpus))  # not resolved: shown as given, e.g. ../shared/corpus/
     if not corpus.is_dir():
@@ -232,14 +253,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     reg = registry()
     codes = [c.strip() for c in args.principles.split(",") if c.strip()]
-    unknown = [c for c in codes if c not in reg]
+    data_codes = [c.strip() for c in args.data.split(",") if c.strip()]
+    unknown = [c for c in (*codes, *data_codes) if c not in reg]
     if unknown:
         print(f"corpus_rates: unknown principle code(s) {', '.join(unknown)}", file=sys.stderr)
         return 2
     principles = [reg[c] for c in codes] if codes else list(reg.values())
     rows = audit_corpus(corpus, principles, Settings(literal=args.literal))
     sys.stdout.write(report(rows, principles, corpus, markdown=args.markdown, evidence=args.evidence,
-                            literal=args.literal))
+                            literal=args.literal, data=data_codes))
     return 0
 
 

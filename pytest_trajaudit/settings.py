@@ -115,7 +115,7 @@ class Settings:
     exploration_threshold: int = 6
     # P8 precise mode (calibrated on the corpus's real runs, docs/detection-rates.md): the exploration loop counts
     # distinct read targets before the first solve attempt and fires only when that phase also took at least this
-    # percentage of the run's tool calls (real clean runs spend up to 72 % reading first); after the first edit,
+    # percentage of the run's tool calls (real clean runs spend up to 74 % reading first); after the first edit,
     # this many re-reads of already-read targets with no edit in between is a loop without progress
     exploration_share_pct: int = 80
     reread_threshold: int = 10

@@ -272,7 +272,8 @@ def _struggle_precise(job: Job, cfg: Settings) -> Finding:
                    f"({100 * before_solve // n_tools} %) before the first solve attempt")
         triggers.append((first_solve or events[-1], why))
     data = {"retries": retries, "rewrites": rewrites, "reversals": reversals, "exploration_loop": exploration,
-            "rereads": rereads, "verdict": "struggle" if triggers else "wrong_answer"}
+            "rereads": rereads, "exploration_calls": before_solve, "tool_calls": n_tools,
+            "verdict": "struggle" if triggers else "wrong_answer"}
     return _struggle_finding(triggers, data, f"longest repeat streak {retries}, rewrites {rewrites}, reversals "
                                              f"{reversals}, exploration {exploration} distinct reads in "
                                              f"{before_solve} of {n_tools} calls, re-reads {rereads}")

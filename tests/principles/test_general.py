@@ -262,7 +262,8 @@ def test_p8_clean_run_is_wrong_answer(mode):
                 sh("python /root/solve.py", "3216"), msg("Output written to /root/out.json."))
     f = run("P8", j, MODES[mode])
     assert f.status == "PASS"
-    precise = {"rereads": 0} if mode == "precise" else {}  # precise mode's fifth counter (re-read loop)
+    # precise mode's fifth counter (re-read loop) and the run-length figures of its exploration loop
+    precise = {"rereads": 0, "exploration_calls": 1, "tool_calls": 3} if mode == "precise" else {}
     assert f.data == {"retries": 0, "rewrites": 0, "reversals": 0, "exploration_loop": 1, **precise,
                       "verdict": "wrong_answer", "evidence": "all counters below threshold"}
 
