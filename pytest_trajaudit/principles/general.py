@@ -270,7 +270,8 @@ def _struggle_precise(job: Job, cfg: Settings) -> Finding:
         else:
             why = (f"{exploration} distinct reads in the first {before_solve} of {n_tools} tool calls "
                    f"({100 * before_solve // n_tools} %) before the first solve attempt")
-        triggers.append((first_solve or events[-1], why))
+        last_tool = next(e for e in reversed(events) if e.type == TOOL)
+        triggers.append((first_solve or last_tool, why))
     data = {"retries": retries, "rewrites": rewrites, "reversals": reversals, "exploration_loop": exploration,
             "rereads": rereads, "exploration_calls": before_solve, "tool_calls": n_tools,
             "verdict": "struggle" if triggers else "wrong_answer"}
