@@ -105,8 +105,9 @@ def tool_breakdown(job: Job, cfg: Settings) -> Finding:
 
 @principle("P8", "struggle vs wrong answer", tier="C0", family="general", key="struggle")
 def struggle(job: Job, cfg: Settings) -> Finding:
-    """Four counters; any at threshold → WARN (struggle, quoting the trigger), otherwise PASS (verdict
-    wrong_answer, the seed's name for "no struggle signal"). N/A without tool calls or agent messages.
+    """Struggle counters (repeats, rewrites, reversals, exploration; precise mode adds re-reads): any at threshold
+    → WARN (struggle, quoting the trigger and its numbers), otherwise PASS (verdict wrong_answer, the seed's name
+    for "no struggle signal"). N/A without tool calls or agent messages.
 
     ``--trajaudit-literal`` (the seed's counters): repeated commands (execute calls whose first 80 characters
     equal the previous execute call's, ≥2 in the run), analyzer rewrites (whole-file writes to one path beyond the
@@ -115,11 +116,12 @@ def struggle(job: Job, cfg: Settings) -> Finding:
     run, ≥6).
 
     Precise (calibrated on real runs, docs/detection-rates.md): a repeat is the same whole command (whitespace
-    aside) as the call just before, and any other tool call breaks the streak (≥2 repeats in one streak); reversals are the seed's phrases where they open a sentence ("Actually, ...",
-    "Wait, ..."), not the adverb; the exploration loop counts distinct read targets before the first solve
-    attempt and fires only when that phase took ≥ ``exploration_share_pct`` % of the run's tool calls; and a
-    fifth signal, the re-read loop: ``reread_threshold`` reads of already-read targets after the first edit with
-    no edit in between. Write paths come from the command as a shell reads it (``_writes.py``)."""
+    aside) as the call just before, and any other tool call breaks the streak (≥2 repeats in one streak);
+    reversals are the seed's phrases where they open a sentence ("Actually, ...", "Wait, ..."), not the adverb;
+    the exploration loop counts distinct read targets before the first solve attempt and fires only when that
+    phase took ≥ ``exploration_share_pct`` % of the run's tool calls; and a fifth signal, the re-read loop:
+    ``reread_threshold`` reads of already-read targets after the first edit with no edit in between. Both modes
+    take write paths from the command as a shell reads it (``_writes.py``)."""
     events = job.trajectory.events
     if not any(e.type in (TOOL, AGENT) for e in events):
         return Finding.na("no tool calls or agent messages to count")
