@@ -48,13 +48,15 @@ def split_heredocs(command: str) -> tuple[str, list[str]]:
         line = lines[i]
         shell.append(line)
         i += 1
-        for m in _HEREDOC.finditer(line):
+        # a `<<` inside a quoted script (`python -c "print(1 << n)"`) opens no heredoc
+        masked = _QUOTED.sub(lambda q: _PLACEHOLDER if _OPAQUE.search(q.group(0)[1:-1]) else q.group(0), line)
+        for m in _HEREDOC.finditer(masked):
             word = m.group(2)
             end = i
             while end < len(lines) and lines[end].strip() != word:
                 end += 1
             body = lines[i:end]
-            if _SHELL_FEEDER.search(line[max(0, m.start() - _WINDOW): m.start()] + "<<"):
+            if _SHELL_FEEDER.search(masked[max(0, m.start() - _WINDOW): m.start()] + "<<"):
                 shell.extend(body)
             else:
                 bodies.append("\n".join(body))
@@ -116,7 +118,7 @@ def heredoc_write(command: str) -> str | None:
         return None
     shell, _ = split_heredocs(command)
     for line in shell.split("\n"):  # the line that opens the heredoc names the file; a shell-fed body does not
-        if _HEREDOC.search(line):
+        if _HEREDOC.search(opaque_quotes(line)):
             targets = [t for t in write_targets(opaque_quotes(line)) if path_like(t)]
             if targets:
                 return targets[0]

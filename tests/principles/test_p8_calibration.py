@@ -72,6 +72,12 @@ def test_heredoc_whole_file_write(cmd, target):
     assert heredoc_write(cmd) == target
 
 
+def test_a_shift_inside_a_quoted_script_opens_no_heredoc():
+    """`<< n` in a `python -c` script is a shift: the next lines are still shell, and their write is seen."""
+    cmd = "python3 -c \"print(1 << n, 2)\"\necho done > /app/status.txt"
+    assert command_write_targets(cmd) == ["/app/status.txt"]
+
+
 def test_an_unterminated_heredoc_and_many_quotes_stay_linear():
     """A hostile command: an unterminated heredoc and 20,000 quoted words. Read once, nothing written."""
     cmd = "node - <<'EOF'\n" + " ".join(f'"a{i} b"' for i in range(20_000))
