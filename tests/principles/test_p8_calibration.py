@@ -214,7 +214,7 @@ def test_p8_reversals_open_a_sentence(text, precise):
 
 @pytest.mark.parametrize("mode", [Settings(), LITERAL], ids=["precise", "literal"])
 def test_p8_rustc_heredocs_are_not_rewrites(mode):
-    """Three stdin compiles of a Rust check: no file is rewritten (the evidence once read "rewrite #2 of ,")."""
+    """Three stdin compiles of a Rust check: no file is rewritten (a whole-text scan would make it "rewrite #2 of ,")."""
     j = acp_job(write("/app/src/lib.rs", "pub fn f() {}\n"), *[sh(RUSTC.format(k), "0") for k in "abc"])
     f = run("P8", j, mode)
     assert f.data["rewrites"] == 0
