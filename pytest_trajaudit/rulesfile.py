@@ -36,7 +36,8 @@ TOP_KEYS = ("verified", "forbidden_tools", "retry_threshold", "step_budget", "or
             "judge", "severities", "trajaudit")
 # Settings fields the ``trajaudit:`` section may set (each an integer ≥ its minimum).
 SETTINGS_THRESHOLDS = {"repeat_prefix": 1, "retries_threshold": 1, "rewrites_threshold": 1,
-                       "reversals_threshold": 1, "exploration_threshold": 1}
+                       "reversals_threshold": 1, "exploration_threshold": 1, "exploration_share_pct": 1,
+                       "reread_threshold": 1}
 
 
 class RulesFileError(ValueError):

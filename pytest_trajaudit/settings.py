@@ -41,6 +41,17 @@ PAPER_NAMING = [r"\bet al\b\.?", r"\b(?:paper|publication|textbook)\b[^.\n]{0,60
                 r"\bI (?:recall|remember) (?:that )?the (?:answer|solution|result)\b"]
 # P8: mid-run policy reversal phrases (seed list)
 REVERSAL = [r"\bactually\b", r"\blet me redo\b", r"\bwait,", r"\bthat approach won't work\b"]
+# P8 precise: the seed's phrases where they turn the agent around. "Actually" / "wait" open a sentence ("Actually,
+# the test expects ...", "actually let me try a different approach"); mid-sentence "actually" is an adverb ("see
+# what the endpoint actually returns") and is the only form in the corpus's real clean runs.
+_SENTENCE = r"(?:^|(?<=[.!?])\s+|\n\s*)"
+REVERSAL_PRECISE = [_SENTENCE + r"(?:actually|wait)\s*[,!:\u2014\u2013-]",
+                    _SENTENCE + r"actually,?\s+(?:I|we|let me|let's|that|this|it|the)\b",
+                    r"\blet me redo\b", r"\bthat approach (?:won't|will not|doesn't|does not) work\b"]
+# P14 precise: paths a harness writes for itself, matched at the start of a written path. Harbor runs Claude Code
+# with its config dir under the agent log dir (/logs/agent/sessions/: projects/, plans/, todos/); Claude Code and
+# Codex keep their state in ~/.claude/ and ~/.codex/ (for root: /root/.claude/, /root/.codex/).
+HARNESS_PATHS = [r"/logs/agent(?:/|$)", r"(?:~|\$HOME|\$\{HOME\}|/root|/home/[^/\s]+)/\.(?:claude|codex)(?:/|$)"]
 # P15: doubt in the final message (seed examples plus common hedges)
 DOUBT = [r"\bI'?m not (?:entirely |completely |100% )?sure\b", r"\bI am not (?:entirely |completely )?sure\b",
          r"\b(?:this|it) (?:might|may) (?:be wrong|not be (?:right|correct|accurate))\b",
@@ -102,6 +113,12 @@ class Settings:
     rewrites_threshold: int = 2
     reversals_threshold: int = 1
     exploration_threshold: int = 6
+    # P8 precise mode (calibrated on the corpus's real runs, docs/detection-rates.md): the exploration loop counts
+    # distinct read targets before the first solve attempt and fires only when that phase also took at least this
+    # percentage of the run's tool calls (real clean runs spend up to 74 % reading first); after the first edit,
+    # this many re-reads of already-read targets with no edit in between is a loop without progress
+    exploration_share_pct: int = 80
+    reread_threshold: int = 10
     # P1 with a task: privileged lines (collapsed) of at least this length count; this many leaked lines → FAIL
     privileged_line_min: int = 40
     privileged_lines_fail: int = 3
@@ -110,6 +127,8 @@ class Settings:
     # P14: writes under these prefixes are fine; /etc /usr /opt always pollute
     clean_roots: tuple[str, ...] = ("/root/", "/tmp/")
     polluted_roots: tuple[str, ...] = ("/etc/", "/usr/", "/opt/")
+    # P14 precise: the harness's own files are never pollution (its logs, session transcripts, plans, config)
+    harness_path_re: re.Pattern[str] = field(default_factory=lambda: _compile(HARNESS_PATHS))
     read_re: re.Pattern[str] = field(default_factory=lambda: _compile(READ_PATTERNS))
     read_patterns: list[re.Pattern[str]] = field(default_factory=lambda: [re.compile(p) for p in READ_PATTERNS])
     lethal_patterns: list[re.Pattern[str]] = field(default_factory=lambda: [re.compile(p) for p in LETHAL])
@@ -120,6 +139,7 @@ class Settings:
     pip_pytest_re: re.Pattern[str] = field(default_factory=lambda: re.compile(PIP_PYTEST, re.M))
     paper_re: re.Pattern[str] = field(default_factory=lambda: _compile(PAPER_NAMING, re.I))
     reversal_re: re.Pattern[str] = field(default_factory=lambda: _compile(REVERSAL, re.I))
+    reversal_precise_re: re.Pattern[str] = field(default_factory=lambda: _compile(REVERSAL_PRECISE, re.I))
     doubt_re: re.Pattern[str] = field(default_factory=lambda: _compile(DOUBT, re.I))
     # SkillsBench layer: SB-1 ignores built-in skills; SB-3a calls follow-through partial below this share of steps
     builtin_skills: frozenset[str] = BUILTIN_SKILLS

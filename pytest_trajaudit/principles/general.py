@@ -10,7 +10,8 @@ from ..needles import may_match
 from ..redact import quote, redact
 from ..settings import Settings
 from . import principle
-from ._shell import is_code_write, is_full_write, is_read_like, runs_solver, write_targets, written_paths
+from ._shell import is_code_write, is_full_write, is_read_like, runs_solver, written_paths
+from ._writes import call_write_targets, heredoc_write
 
 VERBATIM_LIMIT = 20_000  # characters of verbatim_final kept in reports
 
@@ -104,15 +105,50 @@ def tool_breakdown(job: Job, cfg: Settings) -> Finding:
 
 @principle("P8", "struggle vs wrong answer", tier="C0", family="general", key="struggle")
 def struggle(job: Job, cfg: Settings) -> Finding:
-    """Four counters: repeated commands (consecutive execute calls whose first 80 characters equal the
-    previous one's, ≥2), analyzer rewrites (whole-file writes to one path beyond the first, ≥2), mid-run
-    reversals ('actually', 'let me redo', 'wait,', "that approach won't work" in an agent message after the
-    first solve attempt, ≥1) and the exploration loop (reads before the first edit or solver run, ≥6).
-    Any counter at threshold → WARN (struggle, quoting the trigger); otherwise PASS (verdict wrong_answer,
-    the seed's name for "no struggle signal")."""
+    """Struggle counters (repeats, rewrites, reversals, exploration; precise mode adds re-reads): any at threshold
+    → WARN (struggle, quoting the trigger and its numbers), otherwise PASS (verdict wrong_answer, the seed's name
+    for "no struggle signal"). N/A without tool calls or agent messages.
+
+    ``--trajaudit-literal`` (the seed's counters): repeated commands (execute calls whose first 80 characters
+    equal the previous execute call's, ≥2 in the run), analyzer rewrites (whole-file writes to one path beyond the
+    first, ≥2), mid-run reversals ('actually', 'let me redo', 'wait,', "that approach won't work" in an agent
+    message after the first solve attempt, ≥1) and the exploration loop (reads before the first edit or solver
+    run, ≥6).
+
+    Precise (calibrated on real runs, docs/detection-rates.md): a repeat is the same whole command (whitespace
+    aside) as the call just before, and any other tool call breaks the streak (≥2 repeats in one streak);
+    reversals are the seed's phrases where they open a sentence ("Actually, ...", "Wait, ..."), not the adverb;
+    the exploration loop counts distinct read targets before the first solve attempt and fires only when that
+    phase took ≥ ``exploration_share_pct`` % of the run's tool calls; and a fifth signal, the re-read loop:
+    ``reread_threshold`` reads of already-read targets after the first edit with no edit in between. Both modes
+    take write paths from the command as a shell reads it (``_writes.py``)."""
     events = job.trajectory.events
     if not any(e.type in (TOOL, AGENT) for e in events):
         return Finding.na("no tool calls or agent messages to count")
+    return _struggle_literal(job, cfg) if cfg.literal else _struggle_precise(job, cfg)
+
+
+def _rewrite_target(e: Event) -> str | None:
+    """The file a whole-file write replaces: a Write/create tool's path, or a heredoc command's target."""
+    if is_full_write(e):
+        return e.paths[0] if e.paths else None
+    if e.kind == EXECUTE and e.command:
+        return heredoc_write(e.command)
+    return None
+
+
+def _struggle_finding(triggers: list[tuple[Event, str]], data: dict, summary: str) -> Finding:
+    if triggers:
+        e, _ = triggers[0]
+        data["evidence"] = "; ".join(f"{x.label()}: {w}" for x, w in triggers[:5])
+        return Finding.warn(f"struggle: {data['evidence']} — {quote(e.brief(), 120)}",
+                            data, [x.index for x, _ in triggers])
+    data["evidence"] = "all counters below threshold"
+    return Finding.ok(f"no struggle signal ({summary})", data)
+
+
+def _struggle_literal(job: Job, cfg: Settings) -> Finding:
+    events = job.trajectory.events
     retries = 0
     prev = None
     writes: Counter[str] = Counter()
@@ -129,11 +165,11 @@ def struggle(job: Job, cfg: Settings) -> Finding:
                     if retries == cfg.retries_threshold:
                         triggers.append((e, f"repeated command ×{retries + 1}"))
                 prev = head
-            if is_full_write(e) or (e.kind == EXECUTE and "<<" in e.command and write_targets(e.command)):
-                for p in written_paths(e)[:1]:
-                    writes[p] += 1
-                    if writes[p] - 1 == cfg.rewrites_threshold:
-                        triggers.append((e, f"rewrite #{writes[p] - 1} of {p}"))
+            target = _rewrite_target(e)
+            if target is not None:
+                writes[target] += 1
+                if writes[target] - 1 == cfg.rewrites_threshold:
+                    triggers.append((e, f"rewrite #{writes[target] - 1} of {target}"))
             if first_solve is None:
                 if e.kind == EDIT or runs_solver(e) or is_code_write(e):
                     first_solve = e
@@ -148,17 +184,102 @@ def struggle(job: Job, cfg: Settings) -> Finding:
     rewrites = max((c - 1 for c in writes.values()), default=0)
     if exploration >= cfg.exploration_threshold:
         triggers.append((first_solve or events[-1], f"{exploration} reads before the first solve attempt"))
-    verdict = "struggle" if triggers else "wrong_answer"
     data = {"retries": retries, "rewrites": rewrites, "reversals": reversals, "exploration_loop": exploration,
-            "verdict": verdict}
-    if triggers:
-        e, why = triggers[0]
-        data["evidence"] = "; ".join(f"{x.label()}: {w}" for x, w in triggers[:5])
-        return Finding.warn(f"struggle: {data['evidence']} — {quote(e.brief(), 120)}",
-                            data, [x.index for x, _ in triggers])
-    data["evidence"] = "all counters below threshold"
-    return Finding.ok(f"no struggle signal (retries {retries}, rewrites {rewrites}, reversals {reversals}, "
-                      f"exploration {exploration})", data)
+            "verdict": "struggle" if triggers else "wrong_answer"}
+    return _struggle_finding(triggers, data, f"retries {retries}, rewrites {rewrites}, reversals {reversals}, "
+                                             f"exploration {exploration}")
+
+
+def _read_key(e: Event, cfg: Settings) -> str:
+    """What a read looked at: the tool's paths and arguments (another offset of a file is another read), or the
+    shell command."""
+    if e.paths:
+        return " ".join(e.paths) + "\0" + e.args[:200]
+    return (e.command or e.args).strip()[: cfg.repeat_prefix * 2]
+
+
+def _struggle_precise(job: Job, cfg: Settings) -> Finding:
+    events = job.trajectory.events
+    n_tools = sum(1 for e in events if e.type == TOOL)
+    streak = retries = 0
+    prev: str | None = None
+    writes: Counter[str] = Counter()
+    first_solve: Event | None = None
+    before_solve = 0  # tool calls before the first solve attempt
+    explored: dict[str, None] = {}  # distinct read targets before it
+    edited = False
+    seen: Counter[str] = Counter()  # read targets since the last edit (after the first one)
+    stretch_rereads = rereads = 0
+    triggers: list[tuple[Event, str]] = []
+    reversals = 0
+    for e in events:
+        if e.type == TOOL:
+            # the whole command: real agents run many different inline scripts sharing an 80-character preamble
+            head = " ".join(e.command.split()) if e.kind == EXECUTE and e.command else None
+            streak = streak + 1 if head is not None and head == prev else 0
+            prev = head
+            if streak > retries:
+                retries = streak
+                if retries == cfg.retries_threshold:
+                    triggers.append((e, f"repeated command ×{retries + 1} in a row"))
+            target = _rewrite_target(e)
+            if target is not None:
+                writes[target] += 1
+                if writes[target] - 1 == cfg.rewrites_threshold:
+                    triggers.append((e, f"rewrite #{writes[target] - 1} of {target} ({writes[target]} whole-file "
+                                        f"writes)"))
+            wrote = e.kind == EDIT or bool(call_write_targets(e))
+            if first_solve is None:
+                if wrote or runs_solver(e):
+                    first_solve = e
+                else:
+                    before_solve += 1
+                    if is_read_like(e):
+                        explored[_read_key(e, cfg)] = None
+            if wrote:
+                edited = True
+                seen.clear()
+                stretch_rereads = 0
+            elif edited and is_read_like(e):
+                key = _read_key(e, cfg)
+                if seen[key]:
+                    stretch_rereads += 1
+                    if stretch_rereads > rereads:
+                        rereads = stretch_rereads
+                        if rereads == cfg.reread_threshold:
+                            top = max(seen, key=lambda k: seen[k])
+                            triggers.append((e, f"{rereads} re-reads of {len(seen)} already-read target(s) since "
+                                                f"the last edit, no edit in between (most: "
+                                                f"{quote(top.split(chr(0))[0], 80)} ×{seen[top] + (key == top)})"))
+                seen[key] += 1
+        elif e.type == AGENT and first_solve is not None and e.text:
+            rx = cfg.reversal_precise_re
+            m = rx.search(e.text) if may_match(rx, e.text) else None
+            if m:
+                reversals += 1
+                if reversals == cfg.reversals_threshold:
+                    phrase = e.text[m.start():].lstrip(" \n.!?")
+                    word = re.match(r"[A-Za-z']+(?: [a-z']+)?", phrase)
+                    kw = word.group(0) if word and word.group(0).lower().startswith(("let me", "that")) else \
+                        phrase.split(None, 1)[0].strip(",!:-\u2014\u2013")
+                    triggers.append((e, f"reversal {kw!r}"))
+    rewrites = max((c - 1 for c in writes.values()), default=0)
+    exploration = len(explored)
+    long_phase = before_solve * 100 >= cfg.exploration_share_pct * n_tools
+    if exploration >= cfg.exploration_threshold and long_phase and n_tools:
+        if first_solve is None:
+            why = f"{exploration} distinct reads in {n_tools} tool calls and no edit or solver run"
+        else:
+            why = (f"{exploration} distinct reads in the first {before_solve} of {n_tools} tool calls "
+                   f"({100 * before_solve // n_tools} %) before the first solve attempt")
+        last_tool = next(e for e in reversed(events) if e.type == TOOL)
+        triggers.append((first_solve or last_tool, why))
+    data = {"retries": retries, "rewrites": rewrites, "reversals": reversals, "exploration_loop": exploration,
+            "rereads": rereads, "exploration_calls": before_solve, "tool_calls": n_tools,
+            "verdict": "struggle" if triggers else "wrong_answer"}
+    return _struggle_finding(triggers, data, f"longest repeat streak {retries}, rewrites {rewrites}, reversals "
+                                             f"{reversals}, exploration {exploration} distinct reads in "
+                                             f"{before_solve} of {n_tools} calls, re-reads {rereads}")
 
 
 def verbatim_final(job: Job) -> tuple[Event | None, str]:
@@ -193,11 +314,31 @@ _VENV = re.compile(r"\b(?:venv|virtualenv|\.venv|VIRTUAL_ENV|conda\s+activate|uv
 _APT = re.compile(r"\b(?:apt-get|apt|yum|dnf|apk)\s+(?:-\S+\s+)*(?:install|add)\b")
 
 
+_CD = re.compile(r"^\s*cd\s+(/[^\s;&|<>()'\"]*)")
+
+
+def _cd_workdir(job: Job, cfg: Settings) -> str | None:
+    """The directory the agent's shell commands run in when the harness did not record one: the most frequent
+    leading ``cd /abs`` of its commands (first seen on a tie), never ``/`` nor a system directory."""
+    seen: Counter[str] = Counter()
+    for e in _tools(job):
+        m = _CD.match(e.command) if e.kind == EXECUTE and e.command else None
+        if m:
+            d = m.group(1).rstrip("/")
+            if d and not (d + "/").startswith(cfg.polluted_roots):
+                seen[d] += 1
+    return seen.most_common(1)[0][0] + "/" if seen else None
+
+
 def _allowed_dirs(job: Job, cfg: Settings) -> list[str]:
     dirs = list(cfg.clean_roots)
     cwd = job.trajectory.meta.get("cwd")
     if isinstance(cwd, str) and cwd.startswith("/") and cwd not in ("/",):
         dirs.append(cwd.rstrip("/") + "/")
+    elif not cfg.literal:
+        workdir = _cd_workdir(job, cfg)
+        if workdir is not None:
+            dirs.append(workdir)
     instruction = job.instruction or next((e.text for e in job.trajectory.events if e.type == USER and e.text), "")
     for m in _ABS_PATH.finditer(instruction[:50_000]):
         p = m.group(1).rstrip("/.")
@@ -218,7 +359,12 @@ def _allowed_dirs(job: Job, cfg: Settings) -> list[str]:
 def pollution(job: Job, cfg: Settings) -> Finding:
     """Side effects the next trial would inherit: writes outside /root/, /tmp/, the agent's working directory
     and paths the instruction names; any write under /etc/, /usr/, /opt/; pip installs outside a venv;
-    system package installs. Any → WARN quoting the call; PASS otherwise."""
+    system package installs. Any → WARN quoting the call; PASS otherwise.
+
+    Precise mode (``--trajaudit-literal`` keeps the rule above as it reads): the harness's own files
+    (``Settings.harness_path_re``: the agent log dir /logs/agent/, ~/.claude/, ~/.codex/) are never pollution;
+    write paths come from the command as a shell reads it (``_writes.py``: a heredoc body or an inline script is
+    not shell); without a recorded working directory, the one the agent's commands ``cd`` into most is it."""
     allowed = _allowed_dirs(job, cfg)
     hits: list[tuple[Event, str]] = []
     venv_seen = False
@@ -228,8 +374,8 @@ def pollution(job: Job, cfg: Settings) -> Finding:
         cmd = e.command if e.kind == EXECUTE else ""
         if cmd and _VENV.search(cmd):
             venv_seen = True
-        for p in written_paths(e):
-            if not p.startswith("/"):
+        for p in written_paths(e) if cfg.literal else call_write_targets(e):
+            if not p.startswith("/") or (not cfg.literal and cfg.harness_path_re.match(p)):
                 continue
             if p.startswith(cfg.polluted_roots):
                 hits.append((e, f"writes {p} (system directory)"))

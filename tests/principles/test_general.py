@@ -1,7 +1,7 @@
 """General family: P4, P6, P7, P8, P10, P14, P15 (audit-general.md), with the spec's own examples.
 
-None of these has a literal mode: where a test runs in both modes it checks that ``--trajaudit-literal``
-leaves the principle unchanged.
+Only P8 has a literal mode (the seed's counters; precise mode's calibration is in test_p8_calibration.py): where
+another principle's test runs in both modes it checks that ``--trajaudit-literal`` leaves it unchanged.
 """
 
 from __future__ import annotations
@@ -219,12 +219,14 @@ def test_p8_repeated_identical_commands():
     assert "repeated command ×3" in f.data["evidence"]
 
 
-def test_p8_repeats_compare_the_first_80_characters():
+def test_p8_repeats_compare_the_first_80_characters_in_literal_mode():
+    """The seed compares 80-character prefixes; precise mode compares whole commands (test_p8_calibration.py)."""
     head = "python /root/solve.py " + "x" * 80
     j = acp_job(sh(head + " --a"), sh(head + " --b"), sh(head + " --c"))
-    assert run("P8", j).data["retries"] == 2
-    j = acp_job(sh("python /root/solve.py --a"), sh("python /root/solve.py --b"), sh("python /root/solve.py --c"))
+    assert run("P8", j, MODES["literal"]).data["retries"] == 2
     assert run("P8", j).data["retries"] == 0
+    j = acp_job(sh("python /root/solve.py --a"), sh("python /root/solve.py --b"), sh("python /root/solve.py --c"))
+    assert run("P8", j, MODES["literal"]).data["retries"] == 0
 
 
 def test_p8_one_repeat_is_below_threshold():
@@ -234,10 +236,12 @@ def test_p8_one_repeat_is_below_threshold():
 
 
 @pytest.mark.parametrize(("n_reads", "status"), [(6, "WARN"), (9, "WARN"), (5, "PASS")])
-def test_p8_exploration_loop(n_reads, status):
+def test_p8_exploration_loop_literal(n_reads, status):
+    """The seed's counter (literal mode): reads before the first solve attempt, ≥6. Precise mode's calibrated
+    loop is tested in test_p8_calibration.py."""
     j = acp_job(*[read(f"/root/data/part{i}.csv", "a,b") for i in range(n_reads)],
                 write("/root/solve.py"), sh("python /root/solve.py", "ok"))
-    f = run("P8", j)
+    f = run("P8", j, MODES["literal"])
     assert f.status == status
     assert f.data["exploration_loop"] == n_reads
     if status == "WARN":
@@ -258,7 +262,9 @@ def test_p8_clean_run_is_wrong_answer(mode):
                 sh("python /root/solve.py", "3216"), msg("Output written to /root/out.json."))
     f = run("P8", j, MODES[mode])
     assert f.status == "PASS"
-    assert f.data == {"retries": 0, "rewrites": 0, "reversals": 0, "exploration_loop": 1,
+    # precise mode's fifth counter (re-read loop) and the run-length figures of its exploration loop
+    precise = {"rereads": 0, "exploration_calls": 1, "tool_calls": 3} if mode == "precise" else {}
+    assert f.data == {"retries": 0, "rewrites": 0, "reversals": 0, "exploration_loop": 1, **precise,
                       "verdict": "wrong_answer", "evidence": "all counters below threshold"}
 
 
