@@ -101,6 +101,7 @@ class Verifier:
     tests_source: str | None = None  # which file the test summary came from
     ctrf_failures: list[dict[str, str]] = field(default_factory=list)  # {name, message}
     stdout_tail: str = ""  # last lines of verifier/test-stdout.txt
+    reward_note: str = ""  # why the reward is unknown although a scorer answered (e.g. a letter grade), else ""
 
 
 @dataclass(slots=True)
@@ -160,6 +161,13 @@ class Job:
     @property
     def reward(self) -> float | None:
         return self.verifier.reward
+
+    def no_reward(self) -> str:
+        """Evidence for a job without a reward: 'no reward recorded', with the reason when a scorer answered
+        something that is not a reward (e.g. 'no reward recorded: Inspect scorer value(s) with no agreed
+        reward: grade=A')."""
+        note = self.verifier.reward_note
+        return f"no reward recorded: {note}" if note else "no reward recorded"
 
 
 @dataclass(slots=True)

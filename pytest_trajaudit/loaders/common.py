@@ -76,6 +76,60 @@ def _kind_for_tool(name: str) -> str:
     return OTHER_KIND
 
 
+# Argument-based kinds for tools whose names say nothing (Inspect's ``run_bash``, ``python_exec``, custom agent
+# tools): what the call's arguments hold decides. Editor sub-commands are the str_replace_editor/text_editor ones.
+_EXEC_KEYS = ("cmd", "command", "code", "script", "commands")
+_CONTENT_KEYS = frozenset(("content", "contents", "file_text", "new_str", "new_string", "text", "patch", "diff",
+                           "old_str", "old_string", "insert_line", "edits", "new_content", "data"))
+_EDITOR_VIEW = frozenset(("view", "read", "cat"))
+_EDITOR_WRITE = frozenset(("create", "str_replace", "insert", "undo_edit", "write", "append", "delete", "edit",
+                           "replace", "overwrite"))
+_MUTATING_VERBS = ("delete", "remove", "rm", "move", "rename", "mkdir", "copy", "touch", "chmod", "append")
+_LISTING_VERBS = ("list", "ls", "dir", "tree", "glob", "find", "grep", "search")
+_URL_KEYS = ("url", "urls", "href")
+
+
+def kind_from_args(name: str, args: Any) -> str:
+    """The kind of a call from its arguments, for a tool whose name maps to no kind: an editor sub-command
+    (``command`` = view/create/str_replace… next to a ``path``) → read for a view, else edit; a non-empty
+    ``cmd``/``command``/``code``/``script`` string → execute; a path with content to write (``content``,
+    ``file_text``, ``new_str``, …) → edit; a path with a delete/move/rename-like tool name → edit; a path with a
+    list/search-like tool name or a ``pattern`` → search; a path alone → read; a ``url`` → fetch; else other."""
+    if not isinstance(args, dict) or not args:
+        return OTHER_KIND
+    n = (name or "").strip().lower().replace("-", "_")
+    words = set(re.split(r"[_.\s/]+", n))
+    has_path = not _PATH_SET.isdisjoint(args) and any(isinstance(args.get(k), str) and args.get(k) for k in _PATH_KEYS)
+    sub = args.get("command")
+    if has_path and isinstance(sub, str) and sub.strip().lower() in _EDITOR_VIEW | _EDITOR_WRITE:
+        return READ if sub.strip().lower() in _EDITOR_VIEW else EDIT
+    for key in _EXEC_KEYS:
+        val = args.get(key)
+        if (isinstance(val, str) and val.strip()) or (isinstance(val, list) and val and all(isinstance(v, str) for v in val)):
+            return EXECUTE
+    if has_path:
+        if not _CONTENT_KEYS.isdisjoint(args):
+            return EDIT
+        if not words.isdisjoint(_MUTATING_VERBS):
+            return EDIT
+        if not words.isdisjoint(_LISTING_VERBS) or "pattern" in args or "glob" in args:
+            return SEARCH
+        return READ
+    if any(isinstance(args.get(k), str | list) and args.get(k) for k in _URL_KEYS):
+        return FETCH
+    return OTHER_KIND
+
+
+def infer_kind(name: str, args: Any) -> str:
+    """The kind of a call: from its tool name (:func:`kind_for_tool`) when the name is a known one, else from its
+    arguments (:func:`kind_from_args`). MCP tools (``mcp__server__tool``) keep ``other``: their arguments are the
+    server's own vocabulary."""
+    k = kind_for_tool(name)
+    if k != OTHER_KIND or (name or "").lower().startswith("mcp__"):
+        return k
+    return kind_from_args(name, args)
+
+
 def dumps(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -179,7 +233,7 @@ def tool_event(
         except orjson.JSONDecodeError:
             pass
     command = command_from_args(args)
-    k = kind or kind_for_tool(name)
+    k = kind or infer_kind(name, args)
     if isinstance(args, dict) and k == EDIT and name.lower() == "str_replace_editor":
         sub = str(args.get("command", ""))
         command = ""

@@ -39,7 +39,7 @@ def agentic_floor(job: Job, cfg: Settings) -> Finding:
         verdict = "borderline"
     data = {"n_tool_calls": n, "verdict": verdict, "evidence": f"{n} tool calls ({shape}); {reads} reads of inputs"}
     if job.reward is None:
-        return Finding.na("no reward recorded: the floor is judged on passing runs", data)
+        return Finding.na(f"{job.no_reward()} (the floor is judged on passing runs)", data)
     if job.reward < 1.0:
         return Finding.na(f"reward is {job.reward:g}: the floor is judged on passing runs only", data)
     if verdict == "below":
