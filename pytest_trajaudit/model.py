@@ -54,6 +54,9 @@ class Event:
     text: str = ""  # message / thought text
     raw: str = ""  # pointer into the source file, e.g. "line 12" or "steps[3].tool_calls[0]"
     sidechain: bool = False  # sub-agent work (Claude sidechains, Task tool) kept apart from the main thread
+    # An agent message's submissions: the content of its fenced code blocks when the harness takes the answer from
+    # the message (a chat-harness transcript runs them against the tests); () otherwise. ``text`` keeps the fences.
+    code: tuple[str, ...] = ()
 
     @property
     def is_tool(self) -> bool:

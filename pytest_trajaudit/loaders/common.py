@@ -130,6 +130,38 @@ def infer_kind(name: str, args: Any) -> str:
     return kind_from_args(name, args)
 
 
+# Non-numeric score values with one meaning. The letters are Inspect's own constants (CORRECT "C", INCORRECT "I",
+# PARTIAL "P", NOANSWER "N"), mapped as its ``value_to_float`` documents (P = 0.5, N = 0), case-sensitive as there;
+# the words are the categories scorers write for a pass or a fail, matched case-insensitively. Anything else (a
+# letter grade "A", a category such as "refused", a dict of several metrics) has no agreed number.
+SCORE_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+SCORE_WORDS = {"yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0, "correct": 1.0, "incorrect": 0.0, "pass": 1.0,
+               "passed": 1.0, "fail": 0.0, "failed": 0.0, "success": 1.0, "failure": 0.0, "resolved": 1.0,
+               "unresolved": 0.0}
+
+
+def score_value(v: Any) -> float | None:
+    """A scorer's value as a reward: numbers and booleans as they are, :data:`SCORE_LETTERS`,
+    :data:`SCORE_WORDS`, a numeric string; None for anything else (NaN and infinities included)."""
+    if isinstance(v, bool):
+        return 1.0 if v else 0.0
+    if isinstance(v, int | float):
+        f = float(v)
+    elif isinstance(v, str):
+        s = v.strip()
+        if s in SCORE_LETTERS:
+            return SCORE_LETTERS[s]
+        if s.lower() in SCORE_WORDS:
+            return SCORE_WORDS[s.lower()]
+        try:
+            f = float(s)
+        except ValueError:
+            return None
+    else:
+        return None
+    return f if f == f and f not in (float("inf"), float("-inf")) else None
+
+
 def dumps(value: Any) -> str:
     if isinstance(value, str):
         return value

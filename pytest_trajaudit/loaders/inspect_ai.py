@@ -59,7 +59,7 @@ from ..model import (
     UnusableInput,
 )
 from ..safeio import Parsed, SafeZip, decode_text, is_zip, open_zip, parse_text
-from .common import clip, flatten_text, shell_read_paths, tool_event
+from .common import clip, flatten_text, score_value, shell_read_paths, tool_event
 
 NAME = "inspect-ai"
 MULTI = True
@@ -68,14 +68,6 @@ _SAMPLE_NAME = re.compile(r"^samples/(.+)\.json$")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
 _REF = re.compile(r"^(?:attachment|tc)://([0-9a-fA-F]{8,64})$")
 _EDITORS = {"text_editor", "str_replace_editor", "str_replace_based_edit_tool", "edit_file"}
-# Non-numeric score values with one meaning. The letters are Inspect's own constants (CORRECT "C", INCORRECT "I",
-# PARTIAL "P", NOANSWER "N"), mapped as its ``value_to_float`` documents (P = 0.5, N = 0); the words are the
-# categories scorers write for a pass or a fail, matched case-insensitively. Anything else (a letter grade "A", a
-# category such as "refused", a dict of several metrics) has no agreed number: the reward stays unknown.
-_VALUE = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
-_WORDS = {"yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0, "correct": 1.0, "incorrect": 0.0, "pass": 1.0,
-          "passed": 1.0, "fail": 0.0, "failed": 0.0, "success": 1.0, "failure": 0.0, "resolved": 1.0,
-          "unresolved": 0.0}
 MAX_DEPTH = 200
 
 
@@ -407,25 +399,6 @@ def _from_messages(sample: dict[str, Any], refs: _Refs) -> list[Event]:
     return events
 
 
-def _value(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return 1.0 if v else 0.0
-    if isinstance(v, int | float):
-        return float(v)
-    if isinstance(v, str):
-        s = v.strip()
-        if s in _VALUE:
-            return _VALUE[s]
-        if s.lower() in _WORDS:
-            return _WORDS[s.lower()]
-        try:
-            f = float(s)
-        except ValueError:
-            return None
-        return f if f == f and f not in (float("inf"), float("-inf")) else None
-    return None
-
-
 def _scores(sample: dict[str, Any]) -> tuple[dict[str, Any], float | None, str | None, str | None]:
     """(every score value by scorer, reward, its source, why the reward is unknown). The reward is the first
     scorer's value that has one meaning as a number; when none has, the note names what the scorers returned."""
@@ -436,7 +409,7 @@ def _scores(sample: dict[str, Any]) -> tuple[dict[str, Any], float | None, str |
     for name, sc in scores.items():
         val = sc.get("value") if isinstance(sc, dict) else None
         values[name] = val if isinstance(val, str | int | float | bool | type(None)) else str(val)[:200]
-        f = _value(val)
+        f = score_value(val)
         if reward is None and f is not None:
             reward, source = f, f"scores.{name}.value"
         elif f is None:
