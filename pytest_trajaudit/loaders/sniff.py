@@ -21,6 +21,7 @@ FORMAT_MODULES = (
     "traces",
     "hooklib",
     "chat",
+    "ccexport",
     "transcript",
     "text",
 )

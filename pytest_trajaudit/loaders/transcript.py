@@ -78,9 +78,10 @@ _STATUS = re.compile(r"\s*\((succeeded|success|ok|completed|failed|error|errored
 _CALL_HEAD = re.compile(r"^(?:tool[ _-]?(?:call|use)|function[ _-]call)\s*(?:[:·]|\s-\s|\s)\s*`?([\w.\-/]+)`?\s*$", re.I)
 _RESULT_HEAD = re.compile(r"^(?:tool[ _-]?(?:result|output|response)|observation)\b.*$", re.I)
 _FINAL_HEAD = re.compile(r"^final[ \t]*[:·-]?[ \t]*`?([\w.\-/]*[./][\w.\-/]+)`?$", re.I)
-_VALUE_LINE = re.compile(r"^\s*(?:[-*]\s*)?(?:\*\*)?(?:value|score|reward|result|verdict)(?:\*\*)?\s*:\s*(?:\*\*)?\s*"
-                         r"[`'\"]?([^\s`'\"*]+)", re.I | re.M)
-_ANSWER = re.compile(r"^\s*answer\b[^\n:]*:\s*\n?", re.I | re.M)
+_VALUE_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(?:value|score|reward|result|verdict)(?:\*\*)?[ \t]*:[ \t]*"
+                         r"(?:\*\*)?[ \t]*[`'\"]?([^\s`'\"*]+)", re.I | re.M)
+_ANSWER = re.compile(r"^[ \t]*answer\b[^\n:]*:[ \t]*\n?", re.I | re.M)
+MAX_HEADING = 300  # characters: a longer line is never a heading (and never costs a regex more than that)
 _EXIT = re.compile(r"exit(?:ed)?\s+(?:with\s+)?(?:code|status)\s*[:=]?\s*(-?\d+)|\[Command (succeeded|failed)", re.I)
 _ERROR_HEAD = {"failed", "error", "errored"}
 _DECODER = json.JSONDecoder()
@@ -144,7 +145,7 @@ def _headings(lines: list[_Line]) -> list[tuple[int, int, tuple[str, str, str] |
     level 0 (it sits inside a turn)."""
     out = []
     for i, ln in enumerate(lines):
-        if ln.depth:
+        if ln.depth or len(ln.text) > MAX_HEADING:
             continue
         m = _ATX.match(ln.text)
         if m:
@@ -214,11 +215,9 @@ def _sections(lines: list[_Line]) -> tuple[list[_Line], list[_Section]]:
 def _unwrap(body: list[_Line]) -> str:
     """A section's text; when the whole body is one fenced block (the exporter's wrapper, usually four
     backticks so that the code blocks inside survive), its content."""
-    rows = [ln.text for ln in body]
-    while rows and not rows[0].strip():
-        rows.pop(0)
-    while rows and not rows[-1].strip():
-        rows.pop()
+    first = next((i for i, ln in enumerate(body) if ln.text.strip()), len(body))
+    last = next((i for i in range(len(body) - 1, first - 1, -1) if body[i].text.strip()), first - 1)
+    rows = [ln.text for ln in body[first:last + 1]]
     if len(rows) >= 2:
         m = _FENCE.match(rows[0])
         last = rows[-1].strip()
