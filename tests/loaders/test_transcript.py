@@ -526,3 +526,19 @@ def test_symlinked_transcript_is_never_read(tmp_path: Path) -> None:
     (tmp_path / "outside.md").write_text(CHAT)
     (runs / "transcripts" / "link.md").symlink_to(tmp_path / "outside.md")
     assert "link.md" not in {r.anchor.name for r in find_all_jobs(runs)}
+
+
+def test_hostile_shapes_load_in_one_pass() -> None:
+    """Agent-written text shaped to make a line-by-line parser quadratic: a 200,000-line blank run inside a turn,
+    a heading-like line of 100,000 characters (never a heading: over MAX_HEADING), a scorer section of blank lines,
+    an unclosed fence, brackets nested 100,000 deep where a tool's JSON input belongs."""
+    doc = ("### USER\nGo.\n\n### ASSISTANT\n" + "\n" * 200_000 + "ok\n"
+           + "### " + " " * 100_000 + "ASSISTANT\n"
+           + "### TOOL CALL: run_bash\nArgs: " + "[" * 100_000 + "\n"
+           + "### SCORER\n" + " \n" * 100_000 + "value: C\n"
+           + "### ASSISTANT\n```\n### SCORER\nvalue: I\n")
+    traj = load_text(doc, "t.md")
+    assert [e.type for e in traj.events] == [USER, AGENT, TOOL, OTHER, AGENT]
+    assert traj.events[1].text.endswith(" ASSISTANT") and "characters clipped" in traj.events[1].text
+    assert traj.events[2].kind == "other" and traj.events[2].args.startswith('{"input":"Args: [[[')
+    assert traj.meta["reward"] == 1.0  # the unclosed fence hides the last "### SCORER" heading
