@@ -75,8 +75,11 @@ _ROLE_WORDS = {
 _SUFFIX = re.compile(r"\s*\((?:turn|step|iteration|message)?\s*#?\d+\)\s*$|\s*[-–—]\s*(?:turn|step|iteration)\s*#?\d+\s*$"
                      r"|\s+#?\d+\s*$", re.I)
 _STATUS = re.compile(r"\s*\((succeeded|success|ok|completed|failed|error|errored)\)\s*$", re.I)
-_CALL_HEAD = re.compile(r"^(?:tool[ _-]?(?:call|use)|function[ _-]call)\s*(?:[:·]|\s-\s|\s)\s*`?([\w.\-/]+)`?\s*$", re.I)
-_RESULT_HEAD = re.compile(r"^(?:tool[ _-]?(?:result|output|response)|observation)\b.*$", re.I)
+# "Tool call: ls", "Tool call · bash", "TOOL CALL - Bash" (a separator is required: "Tool Call Handling" is prose);
+# "Tool result", "Tool result 2: bash (ok)", "Tool result · bash" (not "Tool Result Tracking").
+_CALL_HEAD = re.compile(r"^(?:tool[ _-]?(?:call|use)|function[ _-]call)\s*(?::|·|\s-\s)\s*`?([\w.\-/]+)`?\s*$", re.I)
+_RESULT_HEAD = re.compile(r"^(?:tool[ _-]?(?:result|output|response)s?|observation)(?:\s*(?:[:·#(\-–]|\d|for\b).*)?$",
+                          re.I)
 _FINAL_HEAD = re.compile(r"^final[ \t]*[:·-]?[ \t]*`?([\w.\-/]*[./][\w.\-/]+)`?$", re.I)
 _VALUE_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(?:value|score|reward|result|verdict)(?:\*\*)?[ \t]*:[ \t]*"
                          r"(?:\*\*)?[ \t]*[`'\"]?([^\s`'\"*]+)", re.I | re.M)

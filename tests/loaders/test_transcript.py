@@ -382,6 +382,10 @@ Claude Code, Codex, OpenHands, Inspect.
 
 Results are merged into their calls.
 
+### Tool Call Handling
+
+Calls are dispatched in order.
+
 ## Example transcript
 
 {F4}markdown
@@ -431,6 +435,19 @@ def test_transcripts_sniff_and_are_claimed_from_their_head(doc: str) -> None:
     assert transcript.claims("t.md", doc.encode()[:transcript.HEAD_BYTES]) == "single"
     assert transcript.claims("t.txt", doc.encode()) == "single"
     assert transcript.claims("t.json", doc.encode()) is None  # by content, but only for text-file names
+
+
+@pytest.mark.parametrize(("heading", "role"), [
+    ("USER / HARNESS", ("user", "", "")), ("Assistant (Turn 12)", ("assistant", "", "")),
+    ("Tool call: read_file (succeeded)", ("tool_call", "read_file", "succeeded")),
+    ("Tool call · bash", ("tool_call", "bash", "")), ("TOOL CALL - Bash", ("tool_call", "Bash", "")),
+    ("Tool result 2: bash (failed)", ("tool_result", "", "failed")), ("Tool Result", ("tool_result", "", "")),
+    ("FINAL /app/solution.py", ("final", "/app/solution.py", "")), ("FINAL solution.py", ("final", "solution.py", "")),
+    ("Tool Result Tracking", None), ("Tool Call Handling", None), ("Final Answer", None), ("User guide", None),
+    ("Scoring Logic", None),
+])
+def test_role_headings(heading: str, role: tuple[str, str, str] | None) -> None:
+    assert transcript._role(heading) == role
 
 
 def test_claims_tolerates_a_head_cut_inside_a_character() -> None:
