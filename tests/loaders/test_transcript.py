@@ -559,3 +559,23 @@ def test_hostile_shapes_load_in_one_pass() -> None:
     assert traj.events[1].text.endswith(" ASSISTANT") and "characters clipped" in traj.events[1].text
     assert traj.events[2].kind == "other" and traj.events[2].args.startswith('{"input":"Args: [[[')
     assert traj.meta["reward"] == 1.0  # the unclosed fence hides the last "### SCORER" heading
+
+
+def test_a_fifo_named_like_a_transcript_is_never_opened_for_reading(tmp_path: Path) -> None:
+    """Collection's head read opens regular files only: a FIFO named ``run.md`` in a runs tree (an agent could
+    leave one to hang the auditor) is no job and blocks nothing."""
+    import os
+
+    runs = _tree(tmp_path)
+    os.mkfifo(runs / "transcripts" / "run.md")
+    assert sorted(r.anchor.name for r in find_all_jobs(runs)) == ["03_flash.md", "session.txt"]
+
+
+def test_unknown_transcript_reward_is_in_the_evidence(tmp_path: Path) -> None:
+    """A transcript whose scorer wrote a letter grade has no reward, and P3 says why."""
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "graded.md").write_text(CHAT.replace("value: C\n", "value: B+\n"))
+    [ref] = find_all_jobs(tmp_path / "runs")
+    audit = audit_job(ref, Settings(), [registry()["P3"]])
+    assert audit.error is None and audit.meta["reward"] is None
+    assert "no reward recorded: SCORER value 'B+' has no agreed reward" in audit.results["P3"].evidence
