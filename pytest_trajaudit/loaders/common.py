@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from ..model import EDIT, EXECUTE, FETCH, OTHER_KIND, READ, SEARCH, SKILL, THINK, TOOL, Event
+from ..model import AGENT, EDIT, EXECUTE, FETCH, OTHER_KIND, READ, SEARCH, SKILL, THINK, TOOL, Event
 
 OUTPUT_CLIP = 20_000  # characters of a tool result kept per event (both ends); enough for every check
 MAX_NESTING = 64  # message content nested deeper than this is hostile, not a trajectory: malformed input
@@ -160,6 +160,45 @@ def score_value(v: Any) -> float | None:
     else:
         return None
     return f if f == f and f not in (float("inf"), float("-inf")) else None
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def code_blocks(text: str) -> tuple[str, ...]:
+    """The content of every top-level fenced code block of a Markdown text, in order (CommonMark fences: closed by
+    the same character, at least as long, with no info string; nested fences stay inside their block's content;
+    an unclosed fence yields nothing)."""
+    if "```" not in text and "~~~" not in text:
+        return ()
+    lines = text.split("\n")
+    out: list[str] = []
+    fence = ""
+    start = 0
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if not fence:
+            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                fence, start = m.group(1), i + 1
+            continue
+        if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
+            out.append("\n".join(lines[start:i]))
+            fence = ""
+    return tuple(c for c in out if c.strip())
+
+
+def mark_submissions(events: list[Event], meta: dict[str, Any], *, chat: bool | None) -> None:
+    """Record how the harness takes the agent's answer: ``meta["harness"]`` = ``"chat"`` (from the agent's
+    message: it runs the message's fenced code against the tests) or ``"tools"`` (from the files the agent's tool
+    calls wrote); not set when the loader cannot tell (``chat`` None). In a chat harness every agent message's
+    fenced code blocks are its submissions, in :attr:`Event.code`."""
+    if chat is None:
+        return
+    meta["harness"] = "chat" if chat else "tools"
+    if chat:
+        for e in events:
+            if e.type == AGENT and not e.sidechain:
+                e.code = code_blocks(e.text)
 
 
 def dumps(value: Any) -> str:

@@ -36,6 +36,10 @@ Reward: the first scorer in ``scores`` whose value has one meaning as a number: 
 the reward unknown, and ``reward_note`` says which scorer returned what. Every score value is kept in
 ``meta["scores"]``. Task: ``eval.task`` (``<task>/<sample id>`` when the log holds several samples);
 model: ``eval.model``; agent: the last solver of ``plan.steps``.
+
+Harness: a sample whose ``model`` events offered the model no tool and that has no tool call is a chat harness's
+(``meta["harness"] = "chat"``: the scorer runs the code of the agent's message, whose fenced blocks are then the
+submissions in ``Event.code``); otherwise ``"tools"``. A log without model events does not say (no ``harness``).
 """
 
 from __future__ import annotations
@@ -53,13 +57,14 @@ from ..model import (
     OTHER,
     READ,
     THOUGHT,
+    TOOL,
     USER,
     Event,
     Trajectory,
     UnusableInput,
 )
 from ..safeio import Parsed, SafeZip, decode_text, is_zip, open_zip, parse_text
-from .common import clip, flatten_text, score_value, shell_read_paths, tool_event
+from .common import clip, flatten_text, mark_submissions, score_value, shell_read_paths, tool_event
 
 NAME = "inspect-ai"
 MULTI = True
@@ -422,6 +427,16 @@ def _scores(sample: dict[str, Any]) -> tuple[dict[str, Any], float | None, str |
     return values, reward, source, note
 
 
+def _chat_harness(evs: list[Any], events: list[Event]) -> bool:
+    """A chat harness (the scorer takes the answer from the agent's message): the model was offered no tool in any
+    of its calls (``model`` events list the tools they offered) and no tool was called. A model that was offered
+    tools and used none is an agent's run, not a chat harness's."""
+    if any(e.type == TOOL for e in events):
+        return False
+    models = [e for e in evs if isinstance(e, dict) and e.get("event") == "model"]
+    return bool(models) and not any(e.get("tools") for e in models)
+
+
 def _header_meta(header: dict[str, Any]) -> dict[str, Any]:
     ev = header.get("eval") if isinstance(header.get("eval"), dict) else {}
     steps = header.get("plan", {}).get("steps") if isinstance(header.get("plan"), dict) else None
@@ -450,6 +465,7 @@ def _build(header: dict[str, Any], sample: dict[str, Any], path: str, member: st
     if any(isinstance(e, dict) and e.get("event") in ("model", "tool") for e in evs):
         events = _from_events(sample, evs, refs, meta)
         meta["source"] = "events"
+        mark_submissions(events, meta, chat=_chat_harness(evs, events))
     else:
         events = _from_messages(sample, refs)
         meta["source"] = "messages"

@@ -48,7 +48,7 @@ import orjson
 
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
-from .common import clip, score_value, tool_event
+from .common import clip, code_blocks, mark_submissions, score_value, tool_event
 
 NAME = "markdown-transcript"
 HEAD_BYTES = 8192  # what collection reads of a loose .md/.txt file to recognise a transcript
@@ -248,25 +248,6 @@ def _closes_last(rows: list[str], fence: str) -> bool:
     return True
 
 
-def code_blocks(text: str) -> tuple[str, ...]:
-    """The content of every top-level fenced code block of a Markdown text (nested fences stay inside their
-    block's content)."""
-    lines = text.split("\n")
-    out: list[str] = []
-    fence = ""
-    start = 0
-    for i, line in enumerate(lines):
-        m = _FENCE.match(line)
-        if not fence:
-            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                fence, start = m.group(1), i + 1
-            continue
-        if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
-            out.append("\n".join(lines[start:i]))
-            fence = ""
-    return tuple(c for c in out if c.strip())
-
-
 def _json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in ``text``: a fenced block's content, the text itself, or what follows ``Args:``."""
     for candidate in (*code_blocks(text), text):
@@ -395,12 +376,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
         elif text.strip():
             etype = {_USER: USER, _SYSTEM: OTHER, _AGENT: AGENT, _THOUGHT: THOUGHT}[sec.role]
             events.append(Event(index=len(events), type=etype, text=clip(text), raw=raw))
-    chat = not any(e.is_tool for e in events)
-    meta["harness"] = "chat" if chat else "tools"
-    if chat:
-        for e in events:
-            if e.type == AGENT:
-                e.code = code_blocks(e.text)
+    mark_submissions(events, meta, chat=not any(e.is_tool for e in events))
     if scores:
         meta["scorer"] = scores[-1]
     _reward(scores, meta)

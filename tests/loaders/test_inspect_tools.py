@@ -146,3 +146,27 @@ def test_pass_category_is_a_reward(tmp_path: Path) -> None:
     [ref] = find_all_jobs(tmp_path)
     audit = audit_job(ref, Settings(), [registry()["P3"]])
     assert audit.meta["reward"] == 1.0 and audit.results["P3"].status == "PASS"
+
+
+def _chat_sample(tools_offered: list) -> dict:
+    """A minimal chat harness (the escape-the-evaluation ``inspect_minimal`` arm): one generate() per turn, no tool
+    offered, the scorer runs the fenced code of the reply."""
+    reply = "Here is the fix.\n```python\ndef f(x):\n    return x + 1\n```\n"
+    ev = model([{"type": "text", "text": reply}])
+    ev["tools"] = tools_offered
+    return {**sample(), "events": [ev]}
+
+
+def test_chat_harness_sample_submits_its_fenced_code() -> None:
+    doc = parse_text(json.dumps({**header(1), "samples": [_chat_sample([])]}), "l.json")
+    traj, _ = inspect_ai.load_member(doc, "l.json", "1_epoch_1")
+    [agent] = [e for e in traj.events if e.type == "agent_message"]
+    assert traj.meta["harness"] == "chat"
+    assert agent.code == ("def f(x):\n    return x + 1",)
+
+
+def test_offered_tools_make_an_agent_run_even_without_calls() -> None:
+    doc = parse_text(json.dumps({**header(1), "samples": [_chat_sample([{"name": "bash"}])]}), "l.json")
+    traj, _ = inspect_ai.load_member(doc, "l.json", "1_epoch_1")
+    assert traj.meta["harness"] == "tools"
+    assert all(e.code == () for e in traj.events)
