@@ -283,7 +283,7 @@ def _call(index: int, sec: _Section, text: str) -> Event:
         args = inner if isinstance(inner, dict) else args
     if args is None:
         args = {"input": text} if text.strip() else {}
-    status = "failed" if sec.status in _ERROR_HEAD else "unknown"
+    status = ("failed" if sec.status in _ERROR_HEAD else "ok") if sec.status else "unknown"
     return tool_event(index, name or "tool", args, status=status, raw=f"line {sec.line}")
 
 

@@ -579,3 +579,14 @@ def test_unknown_transcript_reward_is_in_the_evidence(tmp_path: Path) -> None:
     audit = audit_job(ref, Settings(), [registry()["P3"]])
     assert audit.error is None and audit.meta["reward"] is None
     assert "no reward recorded: SCORER value 'B+' has no agreed reward" in audit.results["P3"].evidence
+
+
+def test_call_heading_status_stands_without_a_result() -> None:
+    """The exporter's own ``(succeeded)``/``(failed)`` on a call heading (a coding-assistant export that puts the
+    output under ``**Output:**`` inside the call's section) is the call's status."""
+    doc = ("## User\n\norient\n\n### Thinking\n\nRead the state file.\n\n### Tool Call: read_file (succeeded)\n\n"
+           "```json\n{\"path\": \"/repo/state.md\"}\n```\n\n**Output:**\n```\n# state\n```\n\n"
+           "### Tool Call: run_bash (failed)\n\n```json\n{\"cmd\": \"make test\"}\n```\n")
+    ok, bad = load_text(doc, "t.md").tool_calls()
+    assert (ok.kind, ok.paths, ok.status) == (READ, ("/repo/state.md",), "ok")
+    assert (bad.kind, bad.command, bad.status) == (EXECUTE, "make test", "failed")
