@@ -122,6 +122,14 @@ INLINE: dict[str, tuple[str, bytes]] = {
             {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]},
         {"role": "tool", "tool_call_id": "c1", "content": "a"},
         {"role": "assistant", "content": "done"}])),
+    "transcript": ("run.md", (
+        b"# run\n\n```json\n{\"model\": \"m\", \"task_id\": \"t1\"}\n```\n\n### USER / HARNESS\n\n````\nDo x.\n"
+        b"```\n>>> f(1)\n2\n```\n````\n\n### ASSISTANT\n\nLooking.\n\n### TOOL CALL: run_bash\n\n```json\n"
+        b"{\"cmd\": \"cat /oracle/solve.sh\"}\n```\n\n### TOOL RESULT\n\n```\necho 42\n```\n\n"
+        b"### FINAL /app/a.py\n\n```python\nx = 1\n```\n\n### SCORER\n\nvalue: C\n")),
+    "ccexport": ("session.txt", (
+        "> fix it\n\n\u23fa I'll look.\n\n\u23fa Bash(cat /oracle/so\n      lve.sh)\n  \u23bf  echo 42\n\n"
+        "\u23fa Update(a.py)\n  \u23bf  Updated a.py with 1 addition\n").encode()),
     "text": ("transcript.txt", b"$ ls\na b\n$ cat /oracle/solve.sh\necho 42\n"),
     "result": ("result.json", _j({
         "task_name": "t", "trial_name": "t__1", "config": {"agent": {"name": "claude-code", "model_name": "m"}},

@@ -103,7 +103,8 @@ def t_trajectory(data: bytes, name: str, work: Path) -> str:
     return _outcome(first)
 
 
-LOOSE_NAMES = ("output.jsonl", "log.eval", "log.json", "traces.json", "run.traj", "audit.jsonl", "events.json")
+LOOSE_NAMES = ("output.jsonl", "log.eval", "log.json", "traces.json", "run.traj", "audit.jsonl", "events.json",
+               "run.md", "session.txt")
 
 
 def t_multi(data: bytes, name: str, work: Path) -> str:

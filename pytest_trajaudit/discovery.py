@@ -128,7 +128,9 @@ def _single_traj(path: Path) -> Path | None:
 
 
 # Files in a container directory that may be jobs or multi-record files, by name (never by content here).
-LOOSE_SUFFIXES = (".traj", ".eval", ".json", ".jsonl")
+# ``.md``/``.markdown``/``.txt``: a transcript export is a job when its first 8 KiB read as one (loaders/transcript.py);
+# a README, notes or a task's instruction.md next to the runs is not (that bounded read is the only one here).
+LOOSE_SUFFIXES = (".traj", ".eval", ".json", ".jsonl", ".md", ".markdown", ".txt")
 LOOSE_NAMES = ("output.jsonl",)
 NOT_RUNS = {"result.json", "config.json", "lock.json", "package.json", "package-lock.json", "tsconfig.json",
             "summary.json", "prompts.json"}
@@ -137,7 +139,8 @@ NOT_RUNS = {"result.json", "config.json", "lock.json", "package.json", "package-
 def loose_files(path: Path) -> list[Path]:
     """Regular files (never symlinks) directly in ``path`` that may be runs: ``*.traj`` (a SWE-agent trajectory,
     a job by itself), ``*.jsonl``, ``*.eval`` and ``*.json`` (candidates whose first bytes decide: an OpenHands
-    output, a hooklib audit log, an Inspect log, a traces file), sorted."""
+    output, a hooklib audit log, an Inspect log, a traces file), ``*.md``/``*.markdown``/``*.txt`` (a transcript
+    export, by its first 8 KiB), sorted."""
     out = []
     try:
         with os.scandir(path) as it:

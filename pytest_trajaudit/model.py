@@ -54,6 +54,9 @@ class Event:
     text: str = ""  # message / thought text
     raw: str = ""  # pointer into the source file, e.g. "line 12" or "steps[3].tool_calls[0]"
     sidechain: bool = False  # sub-agent work (Claude sidechains, Task tool) kept apart from the main thread
+    # An agent message's submissions: the content of its fenced code blocks when the harness takes the answer from
+    # the message (a chat-harness transcript runs them against the tests); () otherwise. ``text`` keeps the fences.
+    code: tuple[str, ...] = ()
 
     @property
     def is_tool(self) -> bool:
@@ -101,6 +104,7 @@ class Verifier:
     tests_source: str | None = None  # which file the test summary came from
     ctrf_failures: list[dict[str, str]] = field(default_factory=list)  # {name, message}
     stdout_tail: str = ""  # last lines of verifier/test-stdout.txt
+    reward_note: str = ""  # why the reward is unknown although a scorer answered (e.g. a letter grade), else ""
 
 
 @dataclass(slots=True)
@@ -160,6 +164,13 @@ class Job:
     @property
     def reward(self) -> float | None:
         return self.verifier.reward
+
+    def no_reward(self) -> str:
+        """Evidence for a job without a reward: 'no reward recorded', with the reason when a scorer answered
+        something that is not a reward (e.g. 'no reward recorded: Inspect scorer value(s) with no agreed
+        reward: grade=A')."""
+        note = self.verifier.reward_note
+        return f"no reward recorded: {note}" if note else "no reward recorded"
 
 
 @dataclass(slots=True)

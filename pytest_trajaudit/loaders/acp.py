@@ -5,6 +5,9 @@ Line shapes written by BenchFlow's capture: ``{"type":"tool_call","tool_call_id"
 ``kind`` may be any string (``skill`` appears); tool names live only in ``title`` and ``content``. Also
 accepted: the synthetic review-fixture shape ``{"phase","type":"tool_call","tool","args"}`` /
 ``{"type":"final","content"}`` used by BenchFlow's experiment-review evals.
+
+BenchFlow writes no trailing newline, so a run of one event is a file of one line: it parses as one JSON
+document, not JSON Lines, and is read as a trajectory of that one event.
 """
 
 from __future__ import annotations
@@ -24,12 +27,18 @@ _GENERIC_TITLES = {"terminal", "bash", "run", "execute", "shell", "read file", "
 _TITLE_PATH = re.compile(r"^(?:Read|Write|Edit|View|Create|Update)\s+(?:File\s+)?[`'\"]?(/[^\s`'\"]+|[\w.\-]+/[^\s`'\"]+)")
 
 
+def _is_event(v: object) -> bool:
+    return isinstance(v, dict) and isinstance(v.get("type"), str) and v["type"] in _TYPES and "message" not in v
+
+
 def sniff(parsed: Parsed) -> bool:
+    if parsed.kind == "json":  # one event on one line (BenchFlow writes no trailing newline): one JSON document
+        return _is_event(parsed.value)
     if parsed.kind != "jsonl" or not parsed.value:
         return False
     seen = 0
     for v in parsed.value[:50]:
-        if isinstance(v, dict) and isinstance(v.get("type"), str) and v["type"] in _TYPES and "message" not in v:
+        if _is_event(v):
             seen += 1
     return seen > 0 and seen >= min(len(parsed.value), 50) // 2
 
@@ -93,7 +102,8 @@ def load(parsed: Parsed, path: str) -> Trajectory:
     events: list[Event] = []
     meta: dict[str, Any] = {}
     by_id: dict[str, Event] = {}
-    for value, lineno in parsed.records():
+    records = [(parsed.value, 1)] if parsed.kind == "json" else parsed.records()
+    for value, lineno in records:
         if not isinstance(value, dict):
             continue
         raw = f"line {lineno}"

@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from ..model import EDIT, EXECUTE, FETCH, OTHER_KIND, READ, SEARCH, SKILL, THINK, TOOL, Event
+from ..model import AGENT, EDIT, EXECUTE, FETCH, OTHER_KIND, READ, SEARCH, SKILL, THINK, TOOL, Event
 
 OUTPUT_CLIP = 20_000  # characters of a tool result kept per event (both ends); enough for every check
 MAX_NESTING = 64  # message content nested deeper than this is hostile, not a trajectory: malformed input
@@ -74,6 +74,131 @@ def _kind_for_tool(name: str) -> str:
         if n.startswith(prefix):
             return kind
     return OTHER_KIND
+
+
+# Argument-based kinds for tools whose names say nothing (Inspect's ``run_bash``, ``python_exec``, custom agent
+# tools): what the call's arguments hold decides. Editor sub-commands are the str_replace_editor/text_editor ones.
+_EXEC_KEYS = ("cmd", "command", "code", "script", "commands")
+_CONTENT_KEYS = frozenset(("content", "contents", "file_text", "new_str", "new_string", "text", "patch", "diff",
+                           "old_str", "old_string", "insert_line", "edits", "new_content", "data"))
+_EDITOR_VIEW = frozenset(("view", "read", "cat"))
+_EDITOR_WRITE = frozenset(("create", "str_replace", "insert", "undo_edit", "write", "append", "delete", "edit",
+                           "replace", "overwrite"))
+_MUTATING_VERBS = ("delete", "remove", "rm", "move", "rename", "mkdir", "copy", "touch", "chmod", "append")
+_LISTING_VERBS = ("list", "ls", "dir", "tree", "glob", "find", "grep", "search")
+_URL_KEYS = ("url", "urls", "href")
+
+
+def kind_from_args(name: str, args: Any) -> str:
+    """The kind of a call from its arguments, for a tool whose name maps to no kind: an editor sub-command
+    (``command`` = view/create/str_replace… next to a ``path``) → read for a view, else edit; a non-empty
+    ``cmd``/``command``/``code``/``script`` string → execute; a path with content to write (``content``,
+    ``file_text``, ``new_str``, …) → edit; a path with a delete/move/rename-like tool name → edit; a path with a
+    list/search-like tool name or a ``pattern`` → search; a path alone → read; a ``url`` → fetch; else other."""
+    if not isinstance(args, dict) or not args:
+        return OTHER_KIND
+    n = (name or "").strip().lower().replace("-", "_")
+    words = set(re.split(r"[_.\s/]+", n))
+    has_path = not _PATH_SET.isdisjoint(args) and any(isinstance(args.get(k), str) and args.get(k) for k in _PATH_KEYS)
+    sub = args.get("command")
+    if has_path and isinstance(sub, str) and sub.strip().lower() in _EDITOR_VIEW | _EDITOR_WRITE:
+        return READ if sub.strip().lower() in _EDITOR_VIEW else EDIT
+    for key in _EXEC_KEYS:
+        val = args.get(key)
+        if (isinstance(val, str) and val.strip()) or (isinstance(val, list) and val and all(isinstance(v, str) for v in val)):
+            return EXECUTE
+    if has_path:
+        if not _CONTENT_KEYS.isdisjoint(args):
+            return EDIT
+        if not words.isdisjoint(_MUTATING_VERBS):
+            return EDIT
+        if not words.isdisjoint(_LISTING_VERBS) or "pattern" in args or "glob" in args:
+            return SEARCH
+        return READ
+    if any(isinstance(args.get(k), str | list) and args.get(k) for k in _URL_KEYS):
+        return FETCH
+    return OTHER_KIND
+
+
+def infer_kind(name: str, args: Any) -> str:
+    """The kind of a call: from its tool name (:func:`kind_for_tool`) when the name is a known one, else from its
+    arguments (:func:`kind_from_args`). MCP tools (``mcp__server__tool``) keep ``other``: their arguments are the
+    server's own vocabulary."""
+    k = kind_for_tool(name)
+    if k != OTHER_KIND or (name or "").lower().startswith("mcp__"):
+        return k
+    return kind_from_args(name, args)
+
+
+# Non-numeric score values with one meaning. The letters are Inspect's own constants (CORRECT "C", INCORRECT "I",
+# PARTIAL "P", NOANSWER "N"), mapped as its ``value_to_float`` documents (P = 0.5, N = 0), case-sensitive as there;
+# the words are the categories scorers write for a pass or a fail, matched case-insensitively. Anything else (a
+# letter grade "A", a category such as "refused", a dict of several metrics) has no agreed number.
+SCORE_LETTERS = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
+SCORE_WORDS = {"yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0, "correct": 1.0, "incorrect": 0.0, "pass": 1.0,
+               "passed": 1.0, "fail": 0.0, "failed": 0.0, "success": 1.0, "failure": 0.0, "resolved": 1.0,
+               "unresolved": 0.0}
+
+
+def score_value(v: Any) -> float | None:
+    """A scorer's value as a reward: numbers and booleans as they are, :data:`SCORE_LETTERS`,
+    :data:`SCORE_WORDS`, a numeric string; None for anything else (NaN and infinities included)."""
+    if isinstance(v, bool):
+        return 1.0 if v else 0.0
+    if isinstance(v, int | float):
+        f = float(v)
+    elif isinstance(v, str):
+        s = v.strip()
+        if s in SCORE_LETTERS:
+            return SCORE_LETTERS[s]
+        if s.lower() in SCORE_WORDS:
+            return SCORE_WORDS[s.lower()]
+        try:
+            f = float(s)
+        except ValueError:
+            return None
+    else:
+        return None
+    return f if f == f and f not in (float("inf"), float("-inf")) else None
+
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+def code_blocks(text: str) -> tuple[str, ...]:
+    """The content of every top-level fenced code block of a Markdown text, in order (CommonMark fences: closed by
+    the same character, at least as long, with no info string; nested fences stay inside their block's content;
+    an unclosed fence yields nothing)."""
+    if "```" not in text and "~~~" not in text:
+        return ()
+    lines = text.split("\n")
+    out: list[str] = []
+    fence = ""
+    start = 0
+    for i, line in enumerate(lines):
+        m = _FENCE.match(line)
+        if not fence:
+            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                fence, start = m.group(1), i + 1
+            continue
+        if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
+            out.append("\n".join(lines[start:i]))
+            fence = ""
+    return tuple(c for c in out if c.strip())
+
+
+def mark_submissions(events: list[Event], meta: dict[str, Any], *, chat: bool | None) -> None:
+    """Record how the harness takes the agent's answer: ``meta["harness"]`` = ``"chat"`` (from the agent's
+    message: it runs the message's fenced code against the tests) or ``"tools"`` (from the files the agent's tool
+    calls wrote); not set when the loader cannot tell (``chat`` None). In a chat harness every agent message's
+    fenced code blocks are its submissions, in :attr:`Event.code`."""
+    if chat is None:
+        return
+    meta["harness"] = "chat" if chat else "tools"
+    if chat:
+        for e in events:
+            if e.type == AGENT and not e.sidechain:
+                e.code = code_blocks(e.text)
 
 
 def dumps(value: Any) -> str:
@@ -179,7 +304,7 @@ def tool_event(
         except orjson.JSONDecodeError:
             pass
     command = command_from_args(args)
-    k = kind or kind_for_tool(name)
+    k = kind or infer_kind(name, args)
     if isinstance(args, dict) and k == EDIT and name.lower() == "str_replace_editor":
         sub = str(args.get("command", ""))
         command = ""

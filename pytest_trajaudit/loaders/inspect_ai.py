@@ -23,13 +23,23 @@ inside a tool span only lend their exit code to that call's status. Without such
 
 Tools: ``bash`` (``cmd``) and ``python`` (``code``) → execute (``paths`` = the files a shell command prints);
 ``text_editor``/``str_replace_editor`` → read for ``view``, else edit (``path``); ``web_browser_*``/``web_search``
-→ fetch; ``think`` → think; ``submit`` → other. Status: ``error`` → failed; else the exit code of the tool's
+→ fetch; ``think`` → think; ``submit`` → other. A tool with a custom name (``run_bash``, ``python_exec``,
+``file_editor``, …) gets its kind from its arguments (``common.infer_kind``: a ``cmd``/``command``/``code`` string
+→ execute; a ``path`` with content → edit; a ``path`` alone → read; an editor sub-command → read for ``view``,
+else edit), so its commands reach P1/P2. Status: ``error`` → failed; else the exit code of the tool's
 sandbox command when recorded (0 ok, other failed); else ok (the tool returned normally).
 
-Reward: the first scorer in ``scores`` whose value converts the way Inspect's ``value_to_float`` does (``C``/``I``/
-``P``/``N`` → 1/0/0.5/0, numbers, booleans, yes/no), ``reward_source`` = ``scores.<scorer>.value``; every score
-value is kept in ``meta["scores"]``. Task: ``eval.task`` (``<task>/<sample id>`` when the log holds several samples);
+Reward: the first scorer in ``scores`` whose value has one meaning as a number: Inspect's letters as its
+``value_to_float`` documents them (``C``/``I``/``P``/``N`` → 1/0/0.5/0), numbers, booleans, and the pass/fail words
+(yes/no, true/false, correct/incorrect, pass/fail, passed/failed, success/failure, resolved/unresolved, any case);
+``reward_source`` = ``scores.<scorer>.value``. Any other value (a letter grade, a category, a dict of metrics) leaves
+the reward unknown, and ``reward_note`` says which scorer returned what. Every score value is kept in
+``meta["scores"]``. Task: ``eval.task`` (``<task>/<sample id>`` when the log holds several samples);
 model: ``eval.model``; agent: the last solver of ``plan.steps``.
+
+Harness: a sample whose ``model`` events offered the model no tool and that has no tool call is a chat harness's
+(``meta["harness"] = "chat"``: the scorer runs the code of the agent's message, whose fenced blocks are then the
+submissions in ``Event.code``); otherwise ``"tools"``. A log without model events does not say (no ``harness``).
 """
 
 from __future__ import annotations
@@ -47,13 +57,14 @@ from ..model import (
     OTHER,
     READ,
     THOUGHT,
+    TOOL,
     USER,
     Event,
     Trajectory,
     UnusableInput,
 )
 from ..safeio import Parsed, SafeZip, decode_text, is_zip, open_zip, parse_text
-from .common import clip, flatten_text, shell_read_paths, tool_event
+from .common import clip, flatten_text, mark_submissions, score_value, shell_read_paths, tool_event
 
 NAME = "inspect-ai"
 MULTI = True
@@ -62,8 +73,6 @@ _SAMPLE_NAME = re.compile(r"^samples/(.+)\.json$")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
 _REF = re.compile(r"^(?:attachment|tc)://([0-9a-fA-F]{8,64})$")
 _EDITORS = {"text_editor", "str_replace_editor", "str_replace_based_edit_tool", "edit_file"}
-_VALUE = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0, "yes": 1.0, "no": 0.0, "true": 1.0, "false": 0.0,
-          "correct": 1.0, "incorrect": 0.0}
 MAX_DEPTH = 200
 
 
@@ -206,9 +215,16 @@ def _tool(index: int, fn: str, args: Any, result: Any, error: Any, raw: str, exi
         return ev
     kind = FETCH if name.startswith(("web_browser", "web_search")) else None
     ev = tool_event(index, name, args, kind=kind, output=output, status=status, raw=raw)
-    if ev.kind == EXECUTE and name != "python" and ev.command:
+    if ev.kind == EXECUTE and ev.command and _shell(name, args):
         ev.paths = tuple(dict.fromkeys([*ev.paths, *shell_read_paths(ev.command)]))
     return ev
+
+
+def _shell(name: str, args: dict[str, Any]) -> bool:
+    """A shell command (``cmd``/``command``), not Python source (the ``python`` tool, or a ``code`` argument)."""
+    if name == "python" or "python" in name.split("_"):
+        return False
+    return any(isinstance(args.get(k), str) and args[k].strip() for k in ("cmd", "command"))
 
 
 def _prelude(messages: list[Any], refs: _Refs, events: list[Event]) -> None:
@@ -388,33 +404,37 @@ def _from_messages(sample: dict[str, Any], refs: _Refs) -> list[Event]:
     return events
 
 
-def _value(v: Any) -> float | None:
-    if isinstance(v, bool):
-        return 1.0 if v else 0.0
-    if isinstance(v, int | float):
-        return float(v)
-    if isinstance(v, str):
-        s = v.strip()
-        if s in _VALUE or s.lower() in _VALUE:
-            return _VALUE.get(s, _VALUE.get(s.lower()))
-        try:
-            return float(s)
-        except ValueError:
-            return None
-    return None
-
-
-def _scores(sample: dict[str, Any]) -> tuple[dict[str, Any], float | None, str | None]:
+def _scores(sample: dict[str, Any]) -> tuple[dict[str, Any], float | None, str | None, str | None]:
+    """(every score value by scorer, reward, its source, why the reward is unknown). The reward is the first
+    scorer's value that has one meaning as a number; when none has, the note names what the scorers returned."""
     scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
     values = {}
     reward = source = None
+    unknown: list[str] = []
     for name, sc in scores.items():
         val = sc.get("value") if isinstance(sc, dict) else None
         values[name] = val if isinstance(val, str | int | float | bool | type(None)) else str(val)[:200]
-        f = _value(val)
+        f = score_value(val)
         if reward is None and f is not None:
             reward, source = f, f"scores.{name}.value"
-    return values, reward, source
+        elif f is None:
+            shown = " ".join(str(val).split())[:60] if not isinstance(val, dict) else "a dict of metrics"
+            unknown.append(f"{name}={shown}" if val is not None else f"{name} has no value")
+    note = None
+    if reward is None:
+        note = ("Inspect scorer value(s) with no agreed reward: " + ", ".join(unknown[:4])) if unknown else \
+            "the sample has no scores"
+    return values, reward, source, note
+
+
+def _chat_harness(evs: list[Any], events: list[Event]) -> bool:
+    """A chat harness (the scorer takes the answer from the agent's message): the model was offered no tool in any
+    of its calls (``model`` events list the tools they offered) and no tool was called. A model that was offered
+    tools and used none is an agent's run, not a chat harness's."""
+    if any(e.type == TOOL for e in events):
+        return False
+    models = [e for e in evs if isinstance(e, dict) and e.get("event") == "model"]
+    return bool(models) and not any(e.get("tools") for e in models)
 
 
 def _header_meta(header: dict[str, Any]) -> dict[str, Any]:
@@ -445,10 +465,11 @@ def _build(header: dict[str, Any], sample: dict[str, Any], path: str, member: st
     if any(isinstance(e, dict) and e.get("event") in ("model", "tool") for e in evs):
         events = _from_events(sample, evs, refs, meta)
         meta["source"] = "events"
+        mark_submissions(events, meta, chat=_chat_harness(evs, events))
     else:
         events = _from_messages(sample, refs)
         meta["source"] = "messages"
-    values, reward, source = _scores(sample)
+    values, reward, source, note = _scores(sample)
     meta["scores"] = values
     meta["sample_id"], meta["epoch"] = sample.get("id"), sample.get("epoch")
     if refs.unresolved:
@@ -464,7 +485,7 @@ def _build(header: dict[str, Any], sample: dict[str, Any], path: str, member: st
     if (meta.get("dataset_samples") or 0) > 1 or n_samples > 1:
         task = f"{task}/{sample.get('id')}"
     info = {"task": task, "trial": member, "agent": meta["agent"], "model": meta["model"],
-            "reward": reward, "reward_source": source, "exception": exception}
+            "reward": reward, "reward_source": source, "reward_note": note, "exception": exception}
     return traj, info
 
 

@@ -276,6 +276,7 @@ def _load_record(job: Job, ref: JobRef, budget: Budget) -> Trajectory:
         if isinstance(value, str) and value:
             setattr(job, key, value)
     _apply_reward(job, info.get("reward"), info.get("reward_source"))
+    _apply_reward_note(job, info.get("reward_note"))
     if info.get("exception"):
         job.exception = str(info["exception"])[:500]
     return traj
@@ -289,6 +290,14 @@ def _apply_trajectory_facts(job: Job, ref: JobRef, meta: dict[str, Any]) -> None
             and not job.result.get("task_name"):
         job.task = task
     _apply_reward(job, meta.get("reward"), meta.get("reward_source"))
+    _apply_reward_note(job, meta.get("reward_note"))
+
+
+def _apply_reward_note(job: Job, note: Any) -> None:
+    """Why a run's scorer gave no usable reward (a letter grade, a category): kept for the evidence of every
+    principle that needs the reward, only while no reward is known."""
+    if job.verifier.reward is None and isinstance(note, str) and note:
+        job.verifier.reward_note = " ".join(note.split())[:300]
 
 
 def _apply_reward(job: Job, reward: Any, source: Any) -> None:

@@ -11,9 +11,11 @@ The format-module interface (plain Python, no pytest):
   unique (a duplicate makes the whole file unusable input);
 - ``load_member(parsed, path, member) -> (Trajectory, dict)`` — one member's trajectory (the module sets
   ``Trajectory.raw_text`` to the member's own text) and its job metadata, keys ``task, trial, agent, model,
-  reward, reward_source, exception`` (all optional; ``reward`` a number, ``reward_source`` names the field);
+  reward, reward_source, reward_note, exception`` (all optional; ``reward`` a number, ``reward_source`` names the
+  field, ``reward_note`` says why a scored record has no reward);
 - ``claims(name, head) -> "multi" | "single" | None`` (optional) — at collection, from the file name and its first
-  4 KiB only: this file is one of the module's multi-record files ("multi"), a single run of the format
+  4 KiB only (8 KiB for a ``.md``/``.markdown``/``.txt`` file, whose first turns are longer): this file is one of
+  the module's multi-record files ("multi"), a single run of the format
   ("single"), or neither. A loose file in a walked directory becomes a job only when a module claims it; a file
   given directly is always a job (a container when claimed "multi");
 - ``scan_members(base, rel, max_file) -> list[str] | None`` (optional) — the same ids as ``members`` without
@@ -39,6 +41,8 @@ from ..discovery import JobRef
 from ..model import Trajectory, UnusableInput
 from ..safeio import HEAD_BYTES, Budget, Parsed, parse_bytes, read_bytes, read_head
 from .sniff import detect
+from .transcript import HEAD_BYTES as TEXT_HEAD
+from .transcript import TEXT_SUFFIXES
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+=,#-]")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
@@ -96,8 +100,9 @@ def claim(path: Path, max_file: int | None = None) -> tuple[str, Any] | None:
     """("multi" | "single", module) when a format module claims the file from its name and first 4 KiB (read
     whatever the file's size: the limits are enforced when it is listed or loaded); None when none does, or when
     the head cannot be read (a file given directly is then left to the normal load, which reports why)."""
+    n = TEXT_HEAD if path.name.lower().endswith(TEXT_SUFFIXES) else HEAD_BYTES  # a transcript's turns need more
     try:
-        head = read_head(path.parent, path.name, HEAD_BYTES)
+        head = read_head(path.parent, path.name, n)
     except UnusableInput:
         return None
     for mod in _multi_modules():

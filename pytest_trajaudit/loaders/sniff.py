@@ -21,6 +21,8 @@ FORMAT_MODULES = (
     "traces",
     "hooklib",
     "chat",
+    "ccexport",
+    "transcript",
     "text",
 )
 

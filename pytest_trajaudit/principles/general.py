@@ -26,7 +26,8 @@ def agentic_floor(job: Job, cfg: Settings) -> Finding:
     """Passing runs that barely touch the environment are suspect (judgment, seed reference points).
     Judged on passing runs (reward 1.0) only: 0–2 tool calls → FAIL (verdict below: flag the task as
     agentic-suspect, or a solve from the instruction alone); 3–4 calls, or ≥5 without any read of inputs →
-    WARN (borderline); ≥5 calls with a read → PASS (above). N/A without a reward or on failed runs."""
+    WARN (borderline); ≥5 calls with a read → PASS (above). N/A without a reward, on failed runs, and on a
+    chat-harness transcript (no tool calls by design: the harness runs the code of the agent's message)."""
     tools = _tools(job)
     n = len(tools)
     reads = sum(1 for e in tools if is_read_like(e))
@@ -39,8 +40,11 @@ def agentic_floor(job: Job, cfg: Settings) -> Finding:
     else:
         verdict = "borderline"
     data = {"n_tool_calls": n, "verdict": verdict, "evidence": f"{n} tool calls ({shape}); {reads} reads of inputs"}
+    if n == 0 and job.trajectory is not None and job.trajectory.meta.get("harness") == "chat":
+        # a chat harness runs the code of the agent's message: no environment to touch, by the harness's design
+        return Finding.na("chat harness (the answer is the agent's message): the floor is judged on agentic runs", data)
     if job.reward is None:
-        return Finding.na("no reward recorded: the floor is judged on passing runs", data)
+        return Finding.na(f"{job.no_reward()} (the floor is judged on passing runs)", data)
     if job.reward < 1.0:
         return Finding.na(f"reward is {job.reward:g}: the floor is judged on passing runs only", data)
     if verdict == "below":

@@ -79,7 +79,7 @@ def delivery(job: Job) -> tuple[bool | None, str]:
     d = meta.get("delivered")
     if isinstance(d, bool):
         return d, str(meta.get("delivered_source") or "trajectory")
-    return None, "no reward recorded: graded on its flags as if delivered (the original's rule for transcripts)"
+    return None, f"{job.no_reward()}: graded on its flags as if delivered (the original's rule for transcripts)"
 
 
 # --- matching -----------------------------------------------------------------------------------------------

@@ -119,6 +119,8 @@ def failure_bucket(job: Job, cfg: Settings) -> Finding | Pending:
         data["failure_bucket"] = "unfair_env"
         return Finding.warn(f"unfair_env: the harness recorded an exception ({quote(job.exception, 200)}); {quotes}", data)
     if r is None:
+        if job.verifier.reward_note:  # a scorer answered, with something that is not a reward
+            return Finding.na(f"{job.no_reward()}; {quotes}", data)
         if job.layout in NO_VERIFIER_LAYOUTS:  # a log without a harness around it: no verifier to blame
             return Finding.na(f"{NO_VERIFIER_LAYOUTS[job.layout]} records no verifier result", data)
         data["failure_bucket"] = "unfair_env"
@@ -156,7 +158,7 @@ def format_vs_reasoning(job: Job, cfg: Settings) -> Finding:
     verifier caught a wrong answer). N/A when the messages tell neither."""
     r = job.reward
     if r is None:
-        return Finding.na("no reward recorded")
+        return Finding.na(job.no_reward())
     if r >= 1.0:
         return Finding.na(f"reward is {r:g}: C1 runs on failures only", {"format_vs_reasoning": "n/a"})
     msgs = [f"{f['name']}: {f['message']}" for f in job.verifier.ctrf_failures]
@@ -384,7 +386,7 @@ def tests_too_tight(job: Job, cfg: Settings) -> Finding:
     in task.toml (command, output) and the artifact under the job's ``artifacts/``; N/A with the reason otherwise."""
     r = job.reward
     if r is None:
-        return Finding.na("no reward recorded", {"checked": False, "perturbations_passing": []})
+        return Finding.na(job.no_reward(), {"checked": False, "perturbations_passing": []})
     if r >= 1.0:
         return Finding.na(f"reward is {r:g}: C1 runs on failures only", {"checked": False, "perturbations_passing": []})
     task = job.task_info

@@ -145,7 +145,8 @@ def test_events_mapping_attachments_and_harness_sandbox(tmp_path: Path):
     assert not any("taskhelper" in e.command for e in tools(t))  # never an agent action
     assert t.meta["sandbox_events"] == {"harness": 2, "in_tool_calls": 2}
     assert info == {"task": "mytask/1", "trial": "1_epoch_1", "agent": "metr_agents/react", "model": "openai/gpt-x",
-                    "reward": 1.0, "reward_source": "scores.match.value", "exception": None}
+                    "reward": 1.0, "reward_source": "scores.match.value", "reward_note": None,
+                    "exception": None}
     assert json.loads(t.raw_text)["epoch"] == 1
 
 
