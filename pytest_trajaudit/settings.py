@@ -70,7 +70,7 @@ GRADER_INTERNALS = r"(?i)answer|key|solution|correct|expected|truth|score|grade|
 # P1 precise, retrieving the upstream fix: web searches for the benchmark's own data
 BENCHMARK_NAMES = r"(?i)\b(?:swe-?bench(?:[ -](?:verified|lite|pro|multimodal|live))?|livecodebench|terminal-?bench|skills-?bench|humaneval|mbpp|bigcodebench|codecontests|apps benchmark|repobench|commit0|swe-?gym|nl2fix|defects4j)\b|site:huggingface\.co/datasets|huggingface\.co/datasets/"
 # a fetch that did not return the page
-FETCH_ERROR = r"(?i)request failed|status code [45]\d\d|\b(?:http|error) [45]\d\d\b|404 not found|not found \(404\)|failed to fetch|could not resolve host|unable to (?:access|fetch|resolve)|connection (?:refused|timed out|reset)|enotfound|econnrefused|command not found|rate limit|fatal:|error: "
+FETCH_ERROR = r"(?i)request failed|status code [45]\d\d|\b(?:http|error) [45]\d\d\b|404:? not found|not found \(404\)|failed to fetch|could not resolve host|unable to (?:access|fetch|resolve)|connection (?:refused|timed out|reset)|enotfound|econnrefused|command not found|rate limit|fatal:|error: "
 
 # P6: naming a published algorithm or paper in the first reasoning
 PAPER_NAMING = [r"\bet al\b\.?", r"\b(?:paper|publication|textbook)\b[^.\n]{0,60}\b(?:19|20)\d{2}\b",

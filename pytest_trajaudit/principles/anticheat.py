@@ -20,6 +20,7 @@ from . import principle
 from ._privileged import analyse
 from ._shell import ACT, TEXT, failed_by_output, found, written_paths
 from ._task import git_probes, matcher, mount_re, mounts
+from ._upstream import findings as upstream_findings
 
 _NOT_READS = (THINK, SKILL, FETCH)  # plans, sub-agent prompts, skills, web: naming a path there is a mention
 _TOKEN_END = re.compile(r"[\s'\"`;|&<>(){}\[\],]")
@@ -110,7 +111,10 @@ def read_side(job: Job, cfg: Settings) -> Finding:
     priv = analyse(job, cfg)
     if priv.entries:
         data["privileged_paths"] = priv.data()
-    fails, warns = _merge(fails, priv.read_fails), _merge(warns, priv.read_warns)
+    up_fails, up_warns, up_data = upstream_findings(job, cfg)
+    data.update(up_data)
+    fails = _merge(_merge(fails, priv.read_fails), up_fails)
+    warns = _merge(_merge(warns, priv.read_warns), up_warns)
     clean = "no read of answer-bearing paths" + (
         f" (task-aware: {len(task.privileged)} privileged files under {', '.join(mounts(task)) or 'no mount'})"
         if task is not None else "")
