@@ -33,7 +33,7 @@ try:
 except Exception:  # the wheel missing or an incompatible binding: the shlex fallback below
     _PARSER = None
 
-MAX_TEXT = 64 * 1024  # characters of one command or snippet parsed (an agent's heredoc rarely passes 20 KB)
+MAX_TEXT = 1 << 20  # characters of one command or snippet parsed; a longer one is split into words (linear)
 MAX_DEPTH = 4  # bash -c inside eval inside base64 …: deeper nesting is read as plain words
 READ, WRITE, DELETE, IMPORT, MENTION = "read", "write", "delete", "import", "mention"
 
@@ -72,9 +72,9 @@ _PATHY = re.compile(r"^[\w.~/*?\[\]-]*[\w*?\]]$")  # a word that could be a file
 
 def shell_touches(script: str, depth: int = 0, nested: str = "") -> list[Touch]:
     """Files the shell ``script`` touches (see the module docstring); [] for an empty or oversized script."""
-    if not script or len(script) > MAX_TEXT or depth > MAX_DEPTH:
+    if not script or depth > MAX_DEPTH:
         return []
-    if _PARSER is None:
+    if _PARSER is None or len(script) > MAX_TEXT:  # padding a command never hides it: its words are still read
         return _fallback(script, nested)
     try:
         data = script.encode("utf-8", "surrogatepass")
@@ -82,7 +82,10 @@ def shell_touches(script: str, depth: int = 0, nested: str = "") -> list[Touch]:
     except Exception:  # a text the binding refuses: the words without decoding
         return _fallback(script, nested)
     walker = _Shell(depth, nested)
-    walker.visit(tree.root_node)
+    try:
+        walker.visit(tree.root_node)
+    except RecursionError:  # `$($($(…)))` nested past Python's stack: the words without decoding
+        return _fallback(script, nested)
     return walker.out
 
 
@@ -387,6 +390,7 @@ def _decode_blob(tool: str, blob: str) -> str | None:
 
 # --- Python ---------------------------------------------------------------------------------------------------
 
+_QUOTED = re.compile(r"""(['"])([^'"\n]{1,300})\1""")
 _PY_READ_ATTRS = {"read_text", "read_bytes", "open"}
 _PY_WRITE_ATTRS = {"write_text", "write_bytes", "touch", "symlink_to", "hardlink_to"}
 _PY_DELETE_FUNCS = {"remove", "unlink", "rmtree", "rmdir"}
@@ -409,8 +413,11 @@ def python_touches(code: str, depth: int = 0, nested: str = "python") -> list[To
 def python_facts(code: str, depth: int = 0, nested: str = "python") -> tuple[list[Touch], PyFacts]:
     """Touches and facts of the Python ``code`` ([] when it does not parse: a snippet in another language)."""
     facts = PyFacts([], [])
-    if not code or len(code) > MAX_TEXT or depth > MAX_DEPTH:
+    if not code or depth > MAX_DEPTH:
         return [], facts
+    if len(code) > MAX_TEXT:  # too long to parse: every quoted path in it counts as opened for reading
+        return [Touch(READ, m.group(2), "", "oversized code", nested)
+                for m in _QUOTED.finditer(code) if _PATHY.match(m.group(2)) and "." in m.group(2)], facts
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -28,7 +28,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from ..model import EDIT, EXECUTE, READ, TOOL, USER, Event, Job
+from ..model import EDIT, EXECUTE, OTHER, READ, TOOL, USER, Event, Job
 from ..settings import Settings
 from ._bashast import DELETE, IMPORT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
 from ._shell import failed_by_output
@@ -128,6 +128,21 @@ def quote(s: str) -> str:
     return repr(s.strip()[:40])
 
 
+_HARNESS_EXEC = re.compile(r"^\[harness sandbox exec\] (.*?)(?: \(exit -?\d+\))?$", re.S)
+
+
+def _from_harness(a: Analysis, job: Job) -> None:
+    """Scripts the harness itself runs in the sandbox (an Inspect log's sandbox events outside tool calls: the
+    scorer's ``python quiz.py --grade``): scoring code the agent must not change."""
+    for e in job.trajectory.events:
+        if e.type != OTHER or not e.text.startswith("[harness sandbox exec]"):
+            continue
+        m = _HARNESS_EXEC.match(e.text)
+        for t in shell_touches(m.group(1) if m else ""):
+            if t.op == MENTION and t.path.endswith(_CODE_EXT):
+                _add(a, Entry(t.path, "grader", "the harness runs it", read_ok=True))
+
+
 def _add(a: Analysis, e: Entry) -> None:
     key = _norm(e.path) + ("/" if e.path.endswith("/") else "")
     old = a.entries.get(key)
@@ -191,6 +206,7 @@ def analyse(job: Job, cfg: Settings) -> Analysis:
         return cached
     a = Analysis()
     _from_instructions(a, instruction_text(job), cfg)
+    _from_harness(a, job)
     own: set[str] = set()
     taint: dict[str, Entry] = {}  # copies the agent made of privileged files
     seen = _Seen()
