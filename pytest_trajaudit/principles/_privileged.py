@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..model import EDIT, EXECUTE, OTHER, READ, TOOL, USER, Event, Job
+from ..needles import may_match
 from ..settings import Settings
 from ._bashast import DELETE, IMPORT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
 from ._shell import failed_by_output
@@ -215,7 +216,8 @@ def analyse(job: Job, cfg: Settings) -> Analysis:
             continue
         touches, facts = event_touches(e)
         out = e.output or ""
-        refused = bool(out) and bool(cfg.guard_refusal_re.search(out[:4000]))
+        head = out[:4000] if touches or facts is not None else ""  # a guard answers a call that names a file
+        refused = bool(head) and may_match(cfg.guard_refusal_re, head) and bool(cfg.guard_refusal_re.search(head))
         if refused:
             for f in _FILE_TOKEN.findall(out[:4000]):
                 f = _norm(f)
@@ -290,8 +292,8 @@ def event_touches(e: Event) -> tuple[list[Touch], PyFacts | None]:
             out.extend(t)
         else:
             out.extend(shell_touches(e.command))
-            m = _PY_INLINE.search(e.command)
-            if m:  # python -c / heredoc code: its facts (builtins, imports) too
+            if _PY_INLINE.search(e.command) and _FACT_HINT.search(e.command):
+                # python -c / heredoc code that may replace builtins or import a grader: its facts too
                 _t, facts = python_facts(_inline_code(e.command), 0, "python")
     elif e.paths and '"view"' in e.args:  # an editor tool under a name no loader maps (text_editor view)
         out.extend(Touch(R, p, how=e.tool or "view") for p in e.paths)
@@ -300,6 +302,7 @@ def event_touches(e: Event) -> tuple[list[Touch], PyFacts | None]:
     return out, facts
 
 
+_FACT_HINT = re.compile(r"builtins|grad|scor|quiz|evaluat|check|verif|judge|audit|import_module|__import__|runpy")
 _PY_INLINE = re.compile(r"\bpython[\d.]*\s+(?:-\w+\s+)*(?:-c\s|-\s*<<|<<)")
 
 

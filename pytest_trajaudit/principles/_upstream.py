@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from ..model import EXECUTE, FETCH, TOOL, Event, Job
+from ..needles import may_match
 from ..settings import Settings
 from ._privileged import instruction_text
 from ._shell import failed_by_output
@@ -213,9 +214,14 @@ def _leaks_instance(e: Event, cfg: Settings, up: Upstream) -> bool:
     return bool(up.instance) and _succeeded(e, cfg) and up.instance.lower() in (e.output or "").lower()
 
 
+_NETWORK_WORDS = ("github", "gh ", "git", "pip", "npm", "yarn", "gem ", "cargo", "go mod", "huggingface")
+
+
 def _command(e: Event, cfg: Settings, up: Upstream, fetched: bool) -> tuple[list[Retrieval], bool]:
     cmd = e.command
     out: list[Retrieval] = []
+    if not any(w in cmd for w in _NETWORK_WORDS):  # most commands reach no network and name no remote
+        return out, fetched
     for m in _URL.finditer(cmd):
         c = _classify_url(m.group(0), up)
         if c:
@@ -294,7 +300,9 @@ def _packages(e: Event, cmd: str, up: Upstream) -> list[Retrieval]:
 
 def _succeeded(e: Event, cfg: Settings) -> bool:
     """The call returned normally and its output is not an error page or a network failure."""
-    return e.status != "failed" and not failed_by_output(e) and not cfg.fetch_error_re.search((e.output or "")[:600])
+    head = (e.output or "")[:600]
+    return e.status != "failed" and not failed_by_output(e) and not (
+        may_match(cfg.fetch_error_re, head) and cfg.fetch_error_re.search(head))
 
 
 def findings(job: Job, cfg: Settings) -> tuple[list[tuple[Event, str]], list[tuple[Event, str]], dict]:
