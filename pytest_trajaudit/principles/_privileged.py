@@ -62,6 +62,7 @@ class Analysis:
     entries: dict[str, Entry] = field(default_factory=dict)  # by normalized path
     named: set[str] = field(default_factory=set)  # every file the instructions name (basenames)
     named_paths: set[str] = field(default_factory=set)  # … as the instructions spell them
+    code_repo: bool = False  # the job names an upstream repository (a SWE-style task): its files are the project's
     read_fails: list[tuple[Event, str]] = field(default_factory=list)
     read_warns: list[tuple[Event, str]] = field(default_factory=list)
     write_fails: list[tuple[Event, str]] = field(default_factory=list)
@@ -101,18 +102,35 @@ def instruction_text(job: Job) -> str:
 def _from_instructions(a: Analysis, text: str, cfg: Settings) -> None:
     for m in _SENTENCE.finditer(text):
         s = m.group(0)
-        files = [f.strip() for f in _FILE_TOKEN.findall(s) if not f.startswith(("http", "www."))]
-        files = [f if f.endswith("/") else _norm(f) for f in files]
-        files = [f for f in files if f.endswith("/") or (f and "." in _base(f))]
-        if not files:
+        found = [(fm.group(1).strip(), fm.start()) for fm in _FILE_TOKEN.finditer(s)
+                 if not fm.group(1).startswith(("http", "www."))]
+        found = [(f if f.endswith("/") else _norm(f), at) for f, at in found]
+        found = [(f, at) for f, at in found if f.endswith("/") or (f and "." in _base(f))]
+        if not found:
             continue
-        a.named.update(_base(f) for f in files if not f.endswith("/"))
-        a.named_paths.update(f for f in files if "/" in f and not f.endswith("/"))
-        no_read = cfg.prohibit_read_re.search(s)
-        no_write = cfg.prohibit_write_re.search(s)
-        grading = cfg.grading_sentence_re.search(s)
-        for f in files:
+        words = _FILE_TOKEN.sub(" ", s)  # the sentence without its file names ("evaluate.py" says nothing)
+        no_read = cfg.prohibit_read_re.search(words)
+        no_write = cfg.prohibit_write_re.search(words)
+        grading = cfg.grading_sentence_re.search(words)
+        for f, at in found:
             code = f.endswith(_CODE_EXT) or (f.endswith("/") and "grad" in f.lower())
+            verb = _nearest_verb(_FILE_TOKEN.sub(" ", s[:at]), cfg)
+            if verb == "make" and not (no_read or no_write):  # "fix evaluate.py", "write your answers to …"
+                a.named.add(_base(f))
+                if "/" in f:
+                    a.named_paths.add(f)
+                continue
+            checker = code and not (no_read or no_write or grading) and bool(cfg.grader_names_re.search(_base(f))) \
+                and verb == "use"
+            if checker:  # "submit with `python3 quiz.py`": the task's checker, not something to write
+                _add(a, Entry(f, "grader", "named by the instructions as the program that checks the work",
+                              read_ok=True))
+                continue
+            if not f.endswith("/") and not (code and cfg.grader_names_re.search(_base(f))):
+                # named without a making verb: public (a checker's name keeps its privilege unless it is made)
+                a.named.add(_base(f))
+                if "/" in f:
+                    a.named_paths.add(f)
             if no_read:
                 _add(a, Entry(f, "grader" if code else "answers", f"the instructions say {quote(no_read.group(0))} it"))
             elif no_write:
@@ -123,6 +141,17 @@ def _from_instructions(a: Analysis, text: str, cfg: Settings) -> None:
                 _add(a, Entry(f, "grader" if code else "answers",
                               f"named by the instructions as grading material ({quote(grading.group(0))})",
                               read_ok=code or not answerish))
+
+
+def _nearest_verb(before: str, cfg: Settings) -> str:
+    """Whether the verb nearest before a file's mention is one of using it ("use": run, submit, with) or of
+    making it ("make": write, fix, create); "" when neither is near."""
+    tail = before[-80:]
+    use = max((m.end() for m in cfg.use_verbs_re.finditer(tail)), default=-1)
+    make = max((m.end() for m in cfg.make_verbs_re.finditer(tail)), default=-1)
+    if use < 0 and make < 0:
+        return ""
+    return "use" if use > make else "make"
 
 
 def quote(s: str) -> str:
@@ -197,6 +226,9 @@ def _lookup(a: Analysis, path: str, cfg: Settings, own: set[str]) -> tuple[Entry
     ent = by_name(p, cfg)
     if ent is not None and base in a.named and not ent.why.startswith("in a "):
         return None, False  # the instructions name it: the deliverable (a reference/ folder's copy is not)
+    if ent is not None and a.code_repo:  # a repository's own file named like a key or a checker: a hint only
+        ent.hint = True
+        ent.why += " (in a repository under test)"
     return ent, False
 
 
@@ -205,7 +237,9 @@ def analyse(job: Job, cfg: Settings) -> Analysis:
     cached = job.cache.get("privileged")
     if isinstance(cached, Analysis):
         return cached
-    a = Analysis()
+    from ._upstream import upstream_of  # (that module reads the instructions through this one)
+
+    a = Analysis(code_repo=upstream_of(job) is not None)
     _from_instructions(a, instruction_text(job), cfg)
     _from_harness(a, job)
     own: set[str] = set()
