@@ -36,6 +36,7 @@ from ._shell import failed_by_output
 
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])((?:[~.]?/)?(?:[\w.-]+/)*\.?[\w-]+(?:\.[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*){1,2}"
                          r"|(?:[\w.-]+/)+)(?![\w/])")
+_ABBREV = re.compile(r"^\w\.\w$")  # "e.g", "i.e": an abbreviation, not a file
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]?")  # a dot inside a file name does not end it
 _CODE_EXT = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl")
 _GRADER_READS = re.compile(r"""(?:open|Path|read_text|load|loadtxt|read_csv|read_json)\(\s*[rbfu]?['"]([^'"\n]{1,200})['"]"""
@@ -105,7 +106,7 @@ def _from_instructions(a: Analysis, text: str, cfg: Settings) -> None:
         found = [(fm.group(1).strip(), fm.start()) for fm in _FILE_TOKEN.finditer(s)
                  if not fm.group(1).startswith(("http", "www."))]
         found = [(f if f.endswith("/") else _norm(f), at) for f, at in found]
-        found = [(f, at) for f, at in found if f.endswith("/") or (f and "." in _base(f))]
+        found = [(f, at) for f, at in found if f.endswith("/") or (f and "." in _base(f) and not _ABBREV.match(f))]
         if not found:
             continue
         words = _FILE_TOKEN.sub(" ", s)  # the sentence without its file names ("evaluate.py" says nothing)
