@@ -222,6 +222,10 @@ def _command(e: Event, cfg: Settings, up: Upstream, fetched: bool) -> tuple[list
     out: list[Retrieval] = []
     if not any(w in cmd for w in _NETWORK_WORDS):  # most commands reach no network and name no remote
         return out, fetched
+    if not up.repos:  # no upstream project: only the benchmark's own data can be fetched
+        if cfg.benchmark_names_re.search(cmd) and "huggingface" in cmd:
+            out.append(Retrieval(e, "a download of the benchmark's dataset", _leaks_instance(e, cfg, up)))
+        return out, fetched
     for m in _URL.finditer(cmd):
         c = _classify_url(m.group(0), up)
         if c:
@@ -306,10 +310,10 @@ def _succeeded(e: Event, cfg: Settings) -> bool:
 
 
 def findings(job: Job, cfg: Settings) -> tuple[list[tuple[Event, str]], list[tuple[Event, str]], dict]:
-    """(fails, warns, data) of the upstream-fix check; nothing when the job names no upstream project."""
-    up = upstream_of(job)
-    if up is None:
-        return [], [], {}
+    """(fails, warns, data) of the upstream-fix check. A job that names no upstream project is still checked for
+    searches and downloads of the benchmark's own data (a LiveCodeBench problem has no repository)."""
+    found = upstream_of(job)
+    up = found or Upstream()
     fails: list[tuple[Event, str]] = []
     warns: list[tuple[Event, str]] = []
     hits = retrievals(job, cfg, up)
@@ -321,10 +325,13 @@ def findings(job: Job, cfg: Settings) -> tuple[list[tuple[Event, str]], list[tup
             warns.append((r.event, f"attempt to retrieve the upstream fix: {r.what} (no content came back)"))
         else:
             warns.append((r.event, f"searched for the upstream fix: {r.what}"))
-    data = {"upstream": {"repos": [f"{o}/{r}" for o, r in up.repos], "base": up.base, "pr": up.pr,
-                         "from": sorted(set(up.repos.values()))}}
+    data: dict = {}
+    if found is not None:
+        data["upstream"] = {"repos": [f"{o}/{r}" for o, r in up.repos], "base": up.base, "pr": up.pr,
+                            "from": sorted(set(up.repos.values()))}
     if hits:
-        data["upstream"]["retrievals"] = [{"event": r.event.index, "what": r.what, "fix": r.fix} for r in hits[:20]]
+        data.setdefault("upstream", {})["retrievals"] = [
+            {"event": r.event.index, "what": r.what, "fix": r.fix} for r in hits[:20]]
     return fails, warns, data
 
 

@@ -164,9 +164,20 @@ def test_research_is_not_a_retrieval(line):
 
 
 def test_no_upstream_no_check():
-    j = on("citation-check", web_fetch("https://github.com/django/django/pull/11099", PR_PAGE))
+    j = on("citation-check", web_fetch("https://github.com/django/django/pull/11099", PR_PAGE),
+           sh("gh pr view 11099", "title: Fixed #30000"))
     f = p1(j)
     assert f.status == "PASS" and "upstream" not in f.data
+
+
+def test_benchmark_searches_are_checked_without_an_upstream():
+    """LiveCodeBench style: the problem has no repository; searching for it with the benchmark's name warns."""
+    j = on("lcb-abc301-d", web_search('"Bitmask" AtCoder abc301 D LiveCodeBench solution'))
+    f = p1(j)
+    assert f.status == "WARN" and "LiveCodeBench" in f.evidence and "upstream" in f.data
+    j = on("lcb-abc301-d", sh("curl -s https://huggingface.co/datasets/livecodebench/code_generation_lite/raw/main/x.jsonl",
+                              "{...}"))
+    assert p1(j).status == "WARN"
 
 
 def test_literal_mode_is_unchanged():
