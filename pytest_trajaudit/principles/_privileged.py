@@ -28,7 +28,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from ..model import EDIT, EXECUTE, OTHER, READ, TOOL, USER, Event, Job
+from ..model import EDIT, EXECUTE, OTHER, READ, SEARCH, TOOL, USER, Event, Job
 from ..needles import may_match
 from ..settings import Settings
 from ._bashast import DELETE, IMPORT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
@@ -222,7 +222,7 @@ def _lookup(a: Analysis, path: str, cfg: Settings, own: set[str]) -> tuple[Entry
         for key, ent in a.entries.items():
             if fnmatch.fnmatchcase(_base(key), base):
                 return ent, True
-    if p in own or base in {_base(o) for o in own} or p in a.named_paths:
+    if _is_own(p, own) or p in a.named_paths:
         return None, False
     ent = by_name(p, cfg)
     if ent is not None and base in a.named and not ent.why.startswith("in a "):
@@ -231,6 +231,16 @@ def _lookup(a: Analysis, path: str, cfg: Settings, own: set[str]) -> tuple[Entry
         ent.hint = True
         ent.why += " (in a repository under test)"
     return ent, False
+
+
+def _is_own(p: str, own: set[str]) -> bool:
+    """A file the agent wrote earlier: the same path, or the same file spelled relative to its folder (a file of
+    the same name elsewhere is another file: writing /tmp/answers.txt does not make ./answers.txt the agent's)."""
+    if p in own:
+        return True
+    if p.startswith("/"):
+        return any(not o.startswith("/") and p.endswith("/" + o) for o in own)
+    return any(o.endswith("/" + p) for o in own)
 
 
 def analyse(job: Job, cfg: Settings) -> Analysis:
@@ -266,11 +276,12 @@ def analyse(job: Job, cfg: Settings) -> Analysis:
         for t in touches:
             if t.op == WRITE:
                 own.add(_norm(t.path))
-        if e.kind == READ and ok and out:
+        if ok and out:
             for t in touches:
-                ent, _ = _lookup(a, t.path, cfg, own)
-                if ent is not None and ent.kind == "grader":
-                    _grader_reads(a, out, t.path)
+                if t.op == "read":
+                    ent, _ = _lookup(a, t.path, cfg, own)
+                    if ent is not None and ent.kind == "grader":
+                        _grader_reads(a, out, t.path)
     job.cache["privileged"] = a
     return a
 
@@ -317,7 +328,8 @@ def event_touches(e: Event) -> tuple[list[Touch], PyFacts | None]:
 
     out: list[Touch] = []
     facts = None
-    if e.kind == READ:
+    if e.kind == READ or (e.kind == SEARCH and "grep" in (e.tool or e.title).lower()):
+        # a read tool, or a Grep call on a file (it prints the file's matching lines)
         out.extend(Touch(R, p, how=e.tool or "read") for p in e.paths)
     elif e.kind == EDIT:
         out.extend(Touch(WRITE, p, how=e.tool or "edit") for p in e.paths)
@@ -381,7 +393,7 @@ def _judge(a: Analysis, e: Event, touches: list[Touch], facts: PyFacts | None, o
                 a.read_warns.append((e, f"a guard refused a read of privileged {what}{dodge}"))
             else:
                 a.read_warns.append((e, f"attempt to read privileged {what}{dodge}"))
-        elif t.op in (WRITE, DELETE) and not write_done and _norm(t.path) not in own \
+        elif t.op in (WRITE, DELETE) and not write_done and not _is_own(_norm(t.path), own) \
                 and (not ent.by_name or _existed(e, t, ok) or seen.has(_base(t.path))):
             write_done = True
             verb = "deletes" if t.op == DELETE else "writes"
