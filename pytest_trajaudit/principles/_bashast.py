@@ -53,9 +53,10 @@ class Touch:
 
 _READERS = {"cat", "head", "tail", "less", "more", "nl", "tac", "bat", "batcat", "strings", "xxd", "od", "hexdump",
             "base64", "base32", "grep", "egrep", "fgrep", "rg", "awk", "gawk", "sort", "uniq", "cut", "diff", "cmp",
-            "jq", "yq", "source", ".", "md5sum", "sha1sum", "sha256sum", "wc", "iconv", "paste", "column", "fold",
+            "jq", "yq", "source", ".", "iconv", "paste", "column", "fold",
             "rev", "tr", "vi", "vim", "nano", "view", "zcat", "gunzip", "unzip", "tar", "openssl", "gpg", "sed",
             "perl", "python", "python3", "node", "ruby"}
+# (wc, md5sum, stat, file, ls print a file's size, hash or type, never its content: mentions, not reads)
 _DELETERS = {"rm", "unlink", "shred", "rmdir"}
 _WRITERS = {"touch", "truncate", "chmod", "chown", "chattr", "tee"}
 _WRAPPERS = {"sudo", "env", "command", "exec", "time", "nohup", "nice", "timeout", "xargs", "stdbuf", "builtin"}
