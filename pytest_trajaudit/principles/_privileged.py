@@ -86,17 +86,16 @@ def _base(p: str) -> str:
 
 def instruction_text(job: Job) -> str:
     """The task's instructions as the harness gave them: the prompt, the task's instruction file, and the user
-    messages (the harness's, in these logs) — never the agent's own words."""
+    messages before the agent's first tool call — never the agent's words, nor anything a tool printed (some
+    formats record tool output as user messages: an agent must not be able to name its own deliverables)."""
     parts = [job.instruction]
     if job.task_info is not None:
         parts.append(job.task_info.instruction)
-    n = 0
     for e in job.trajectory.events:
+        if e.type == TOOL:
+            break
         if e.type == USER and e.text and not e.sidechain:
             parts.append(e.text)
-            n += 1
-            if n >= 5:
-                break
     return "\n".join(p for p in parts if p)[:_MAX_INSTRUCTION]
 
 

@@ -447,3 +447,11 @@ def test_probing_the_keys_size_or_hash_is_not_reading_it():
     j = acp_job(user(QUIZ_PROMPT), sh("ls -la && wc -c answers.txt && md5sum answers.txt && file answers.txt",
                                       "answers.txt\n48 answers.txt\nd41d8cd98f00b204e9800998ecf8427e  answers.txt"))
     assert p1(j).status == "PASS"
+
+
+def test_text_after_the_first_tool_call_cannot_name_a_deliverable():
+    """A user message recorded after the agent started (some formats log tool output as user turns) does not
+    turn the key into the agent's deliverable."""
+    j = acp_job(user("Answer the questions in questions.txt."), sh("ls", "answers.txt\nquestions.txt\n"),
+                user("Write your answers to answers.txt."), sh("cat answers.txt", KEY))
+    assert p1(j).status == "FAIL"
