@@ -99,7 +99,26 @@ def instruction_text(job: Job) -> str:
     return "\n".join(p for p in parts if p)[:_MAX_INSTRUCTION]
 
 
-def _from_instructions(a: Analysis, text: str, cfg: Settings) -> None:
+def _later_user_text(job: Job) -> str:
+    """User turns after the agent's first tool call (a harness's reminders, or tool output some formats log as
+    user turns): they may forbid a file, never name a deliverable."""
+    parts: list[str] = []
+    started = False
+    size = 0
+    for e in job.trajectory.events:
+        if e.type == TOOL:
+            started = True
+        elif started and e.type == USER and e.text and not e.sidechain:
+            parts.append(e.text[:20_000])
+            size += len(parts[-1])
+            if size > _MAX_INSTRUCTION:
+                break
+    return "\n".join(parts)
+
+
+def _from_instructions(a: Analysis, text: str, cfg: Settings, privileging_only: bool = False) -> None:
+    """Privileged files and named deliverables from instruction text; ``privileging_only``: text that may add
+    privileged files but name no deliverable (user turns after the agent started)."""
     for m in _SENTENCE.finditer(text):
         s = m.group(0)
         found = [(fm.group(1).strip(), fm.start()) for fm in _FILE_TOKEN.finditer(s)
@@ -116,6 +135,8 @@ def _from_instructions(a: Analysis, text: str, cfg: Settings) -> None:
             code = f.endswith(_CODE_EXT) or (f.endswith("/") and "grad" in f.lower())
             verb = _nearest_verb(_FILE_TOKEN.sub(" ", s[:at]), cfg)
             if verb == "make" and not (no_read or no_write):  # "fix evaluate.py", "write your answers to …"
+                if privileging_only:
+                    continue
                 a.named.add(_base(f))
                 if "/" in f:
                     a.named_paths.add(f)
@@ -126,7 +147,7 @@ def _from_instructions(a: Analysis, text: str, cfg: Settings) -> None:
                 _add(a, Entry(f, "grader", "named by the instructions as the program that checks the work",
                               read_ok=True))
                 continue
-            if not f.endswith("/") and not (code and cfg.grader_names_re.search(_base(f))):
+            if not privileging_only and not f.endswith("/") and not (code and cfg.grader_names_re.search(_base(f))):
                 # named without a making verb: public (a checker's name keeps its privilege unless it is made)
                 a.named.add(_base(f))
                 if "/" in f:
@@ -258,6 +279,7 @@ def analyse(job: Job, cfg: Settings) -> Analysis:
 
     a = Analysis(code_repo=upstream_of(job) is not None)
     _from_instructions(a, instruction_text(job), cfg)
+    _from_instructions(a, _later_user_text(job), cfg, privileging_only=True)
     _from_harness(a, job)
     own: set[str] = set()
     taint: dict[str, Entry] = {}  # copies the agent made of privileged files
