@@ -117,8 +117,9 @@ def _later_user_text(job: Job) -> str:
 
 
 def _from_instructions(a: Analysis, text: str, cfg: Settings, privileging_only: bool = False) -> None:
-    """Privileged files and named deliverables from instruction text; ``privileging_only``: text that may add
-    privileged files but name no deliverable (user turns after the agent started)."""
+    """Privileged files and named deliverables from instruction text; ``privileging_only``: text whose
+    prohibitions count but which names no deliverable and no grading material (user turns after the agent
+    started, where some formats put tool output)."""
     for m in _SENTENCE.finditer(text):
         s = m.group(0)
         found = [(fm.group(1).strip(), fm.start()) for fm in _FILE_TOKEN.finditer(s)
@@ -130,7 +131,7 @@ def _from_instructions(a: Analysis, text: str, cfg: Settings, privileging_only: 
         words = _FILE_TOKEN.sub(" ", s)  # the sentence without its file names ("evaluate.py" says nothing)
         no_read = cfg.prohibit_read_re.search(words)
         no_write = cfg.prohibit_write_re.search(words)
-        grading = cfg.grading_sentence_re.search(words)
+        grading = None if privileging_only else cfg.grading_sentence_re.search(words)  # later turns: prohibitions only
         for f, at in found:
             code = f.endswith(_CODE_EXT) or (f.endswith("/") and "grad" in f.lower())
             verb = _nearest_verb(_FILE_TOKEN.sub(" ", s[:at]), cfg)
@@ -141,8 +142,8 @@ def _from_instructions(a: Analysis, text: str, cfg: Settings, privileging_only: 
                 if "/" in f:
                     a.named_paths.add(f)
                 continue
-            checker = code and not (no_read or no_write or grading) and bool(cfg.grader_names_re.search(_base(f))) \
-                and verb == "use"
+            checker = code and not (no_read or no_write or grading or privileging_only) \
+                and bool(cfg.grader_names_re.search(_base(f))) and verb == "use"
             if checker:  # "submit with `python3 quiz.py`": the task's checker, not something to write
                 _add(a, Entry(f, "grader", "named by the instructions as the program that checks the work",
                               read_ok=True))
