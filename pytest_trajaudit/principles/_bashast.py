@@ -407,6 +407,12 @@ class PyFacts:
     imports: list[tuple[str, list[str]]]  # (module, attribute names used on it)
 
 
+def _quoted_paths(code: str, how: str, nested: str) -> list[Touch]:
+    """Code that cannot be parsed is still read: every quoted path in it counts as opened for reading."""
+    return [Touch(READ, m.group(2), "", how, nested)
+            for m in _QUOTED.finditer(code) if _PATHY.match(m.group(2)) and "." in m.group(2)]
+
+
 def python_touches(code: str, depth: int = 0, nested: str = "python") -> list[Touch]:
     return python_facts(code, depth, nested)[0]
 
@@ -417,12 +423,11 @@ def python_facts(code: str, depth: int = 0, nested: str = "python") -> tuple[lis
     if not code or depth > MAX_DEPTH:
         return [], facts
     if len(code) > MAX_TEXT:  # too long to parse: every quoted path in it counts as opened for reading
-        return [Touch(READ, m.group(2), "", "oversized code", nested)
-                for m in _QUOTED.finditer(code) if _PATHY.match(m.group(2)) and "." in m.group(2)], facts
+        return _quoted_paths(code, "oversized code", nested), facts
     try:
         tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return [], facts
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # a null byte, a lone surrogate, not Python 3
+        return _quoted_paths(code, "unparsable code", nested), facts
     v = _Py(depth, nested, facts)
     try:
         v.visit(tree)
