@@ -196,7 +196,7 @@ def _fetch_event(e: Event, cfg: Settings, up: Upstream) -> list[Retrieval]:
     for m in _URL.finditer(text):
         c = _classify_url(m.group(0), up)
         if c:
-            return [Retrieval(e, c[0], c[1])]
+            return [Retrieval(e, f"{c[0]} ({m.group(0)[:160]})", c[1])]
     if cfg.benchmark_names_re.search(text) and "huggingface.co" in text:
         return [Retrieval(e, "the benchmark's dataset page", _leaks_instance(e, cfg, up))]
     return []
