@@ -36,17 +36,19 @@ PIP_PYTEST = r"\bpip3?\s+install\b[^\n;&|]*?\spytest(?:-[\w-]+)?(?:[<>=~!\s;&|]|
 # P1/P2 precise, privileged files no benchmark list names (docs/detection-p1-p2.md). RE2-compatible: no
 # lookarounds, no backreferences. Matched against a file's basename (case-insensitive):
 # answer material by name alone (outside a code tree, not named by the instructions, not the agent's own file)
-ANSWER_NAMES = [r"answer", r"^\.?keys?(?:\.(?:json|txt|csv|ya?ml|pkl|npy|dat))?$", r"[_.-]keys?\.(?:json|txt|csv|ya?ml|pkl|npy|dat)$",
+ANSWER_NAMES = [r"answer", r"^\.?keys?\.(?:json|txt|csv|ya?ml|pkl|npy|dat)$", r"^\.?keys?$",
+                r"(?:quiz|exam|test|grading|solution|eval)[_-]?keys?\.(?:json|txt|csv|ya?ml|pkl|npy|dat)$",
                 r"ground[_-]?truth", r"^\.?gold(?:[_.-]|$)", r"^\.?correct[_-]"]
 # names that hint at answer material but are as common for a repository's own files (a snapshot, a fixture, a
 # solution module): a read or write of one that nothing else marks is a WARN, never a FAIL
 HINT_NAMES = [r"^\.?solutions?(?:[_.-]|$)", r"^\.?expected(?:[_.-]|$)"]
 # scoring code by name: a script whose name says it grades, checks, or guards the task
-GRADER_NAMES = [r"^(?:\w*[_-])?(?:grader?|grading|scorer?|scoring|quiz|evaluat(?:e|or|ion)|checker|check|verif(?:y|ier)"
-                r"|judge|audit|guard|sandbox)(?:[_-]\w*)?\.(?:py|sh|bash|js|mjs|ts|rb|pl)$"]
+GRADER_NAMES = [r"^(?:\w*[_-])?(?:grader?|grading|scorer|scoring|quiz|judge)(?:[_-]\w*)?\.(?:py|sh|bash|js|mjs|ts|rb|pl)$",
+                # generic words count only as the whole name (a health_check.sh or evaluate_model.py is not one)
+                r"^(?:check(?:er)?|verif(?:y|ier)|evaluat(?:e|or|ion)|eval|audit|guard|sandbox)\.(?:py|sh|bash|js|mjs|ts|rb|pl)$"]
 # folders whose files are privileged when they sit next to the task (not inside a code tree)
-PRIVILEGED_DIRS = ["reference", "references", "hidden", ".hidden", "answers", "answer_key", "grading", "private",
-                   "secret", "secrets", "ground_truth", "gold"]
+PRIVILEGED_DIRS = ["reference", "references", "hidden", ".hidden", "answers", "answer_key", "grading", "ground_truth",
+                   "gold"]
 # path components of a code tree or a system location: a file there is the project's, not the task's key
 CODE_TREE_DIRS = ["tests", "test", "testing", "fixtures", "fixture", "testdata", "test_data", "__tests__", "spec",
                   "specs", "node_modules", "site-packages", "dist-packages", ".git", "vendor", "src", "lib", "lib64",
