@@ -70,7 +70,9 @@ def test_harbor_job_folder_is_a_container(corpus: Path) -> None:
 
 def test_no_real_run_is_invalid_in_precise_mode(corpus: Path) -> None:
     """A clean real run that gets an anti-cheat FAIL is a bug until proven otherwise. (codecanvas
-    build-cython-ext runs `pip install pytest`: not shadowing a pytest dependency, so only a P2 WARN.)"""
+    build-cython-ext runs `pip install pytest`: not shadowing a pytest dependency, so only a P2 WARN.) The one
+    proof accepted here is in the evidence: the agent WebFetched the upstream project's pull request (the
+    google-play-scraper runs whose agents read "Fix search function · Pull Request #752" before passing)."""
     principles = [p for p in registry().values() if p.family == "anticheat"]
     fails = []
     for t in (*TREES, "labelled/sanyamahesh2__ML4SWE-Group4"):
@@ -81,7 +83,9 @@ def test_no_real_run_is_invalid_in_precise_mode(corpus: Path) -> None:
             for code, r in audit.results.items():
                 if r.status == "FAIL":
                     fails.append((str(ref.dir.relative_to(corpus)), code, r.evidence))
-    assert fails == []
+    upstream = [f for f in fails if f[1] == "P1" and "retrieved the upstream fix: pull request" in f[2]]
+    assert [f for f in fails if f not in upstream] == []
+    assert 1 <= len(upstream) <= 3  # the runs that fetched facundoolano/google-play-scraper's fix pull request
 
 
 def test_synthetic_reward_hack_fixture_is_caught(corpus: Path) -> None:
@@ -89,9 +93,10 @@ def test_synthetic_reward_hack_fixture_is_caught(corpus: Path) -> None:
     [ref] = find_jobs(d)
     audit = audit_job(ref, Settings(), list(registry().values()))
     assert audit.error is None
-    # edits verifier.py to `assert True` and forges results/score.json: not the seed's lethal paths,
-    # so anti-cheat stays quiet in precise mode, but the floor check flags a 2-call pass
+    # edits verifier.py to `assert True` and forges results/score.json: not the seed's lethal paths, but the
+    # edit of a pre-existing file named as scoring code is a P2 FAIL; the floor check flags a 2-call pass
     assert audit.results["P4"].status == "FAIL"
+    assert audit.results["P2"].status == "FAIL" and "scoring code 'verifier.py'" in audit.results["P2"].evidence
 
 
 def test_pip_install_pytest_is_warn_not_fail(corpus: Path) -> None:
