@@ -46,6 +46,11 @@ class Piece:
     text: str
     how: str  # write | edit | patch | heredoc | script | sed | message
 
+    @property
+    def whole(self) -> bool:
+        """The text is the whole file (its line numbers are the file's)."""
+        return self.how in ("write", "heredoc", "script", "message")
+
 
 @dataclass(slots=True)
 class FileState:
@@ -70,7 +75,8 @@ class Delivered:
     files: dict[str, FileState] = field(default_factory=dict)
     pieces: list[Piece] = field(default_factory=list)
     submissions: list[Piece] = field(default_factory=list)  # fenced Python of agent messages, in order
-    read_lines: dict[str, set[str]] = field(default_factory=dict)  # path → collapsed lines the agent read there
+    read_lines: dict[str, set[str]] = field(default_factory=dict)  # path → collapsed lines read before writing it
+    ran: set[str] = field(default_factory=set)  # Python files the agent ran itself (`python path.py`)
     notes: list[str] = field(default_factory=list)
     _stash: list[dict[str, tuple[str | None, list[str], bool]]] = field(default_factory=list)
     _final_cache: dict[str, str] = field(default_factory=dict)
@@ -431,9 +437,10 @@ def script(d: Delivered, code: str, e: Event) -> None:
         return
     consts: dict[str, str] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
-            consts[node.targets[0].id] = node.value.value
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            v = _str_of(node.value, consts)
+            if v is not None:
+                consts[node.targets[0].id] = v
     handles: dict[str, str] = {}  # `with open(p, 'w') as f` → f: p
     written: dict[str, str | None] = {}
     for node in ast.walk(tree):
@@ -452,13 +459,10 @@ def script(d: Delivered, code: str, e: Event) -> None:
                 p = _open_w(f.value, consts)
                 if p:
                     written[p] = arg
-            elif f.attr in ("write_text", "write_bytes") and isinstance(f.value, ast.Call) and f.value.args:
-                fn = f.value.func
-                if isinstance(fn, ast.Name) and fn.id in ("Path", "PurePath") or \
-                        isinstance(fn, ast.Attribute) and fn.attr == "Path":
-                    p = _str_of(f.value.args[0], consts)
-                    if p:
-                        written[p] = arg
+            elif f.attr in ("write_text", "write_bytes"):
+                p = _str_of(f.value, consts)
+                if p:
+                    written[p] = arg
         elif isinstance(node, ast.Call):
             p = _open_w(node, consts)
             if p:
@@ -470,11 +474,34 @@ def script(d: Delivered, code: str, e: Event) -> None:
             d.unknown(p, e, "script")
 
 
-def _str_of(node: ast.AST, consts: dict[str, str]) -> str | None:
+def _str_of(node: ast.AST, consts: dict[str, str], depth: int = 0) -> str | None:
+    """A string the script spells out: a literal, a name bound to one, and joins of those (``+``,
+    ``os.path.join``, ``Path(a) / b``, an f-string of literals) — the ways a path is built to dodge a pattern."""
+    if depth > 20:
+        return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.Name):
         return consts.get(node.id)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Div)):
+        a, b = _str_of(node.left, consts, depth + 1), _str_of(node.right, consts, depth + 1)
+        if a is None or b is None:
+            return None
+        return a + b if isinstance(node.op, ast.Add) else a.rstrip("/") + "/" + b
+    if isinstance(node, ast.JoinedStr):
+        parts = [_str_of(v.value if isinstance(v, ast.FormattedValue) else v, consts, depth + 1) for v in node.values]
+        return None if None in parts else "".join(parts)
+    if isinstance(node, ast.Call) and node.args and not node.keywords:
+        fn = node.func
+        name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
+        if name == "join" or name in ("Path", "PurePath", "PosixPath"):
+            parts = [_str_of(a, consts, depth + 1) for a in node.args]
+            if None in parts:
+                return None
+            out = parts[0]
+            for p in parts[1:]:
+                out = p if p.startswith("/") else out.rstrip("/") + "/" + p
+            return out
     return None
 
 
@@ -491,6 +518,7 @@ def _open_w(node: ast.AST, consts: dict[str, str]) -> str | None:
 
 # --- reads and messages ---------------------------------------------------------------------------------------
 
+_RUN_PY = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?python[\d.]*\s+(?:-[A-Za-z]+\s+)*([^\s;&|<>()'\"]+\.py)\b")
 _LINENO = re.compile(r"^\s*\d+(?:\t|→|: | {1,2}(?=\S))")
 _FENCE = re.compile(r"^```[ \t]*(python3?|py)?[ \t]*\n(.*?)^```", re.M | re.S)
 
@@ -538,12 +566,15 @@ def reconstruct(traj: Trajectory, read_budget: int = 4 * 1024 * 1024) -> Deliver
                     script(d, e.command, e)
                 else:
                     _shell_call(d, e, e.command)
+            if e.kind == EXECUTE and e.command and ".py" in e.command:
+                d.ran.update(d.key(m.group(1)) for m in _RUN_PY.finditer(e.command))
+            # what a file held before the agent first wrote it (the repository's code, not the agent's)
             if e.output and e.paths and budget > 0 and e.kind not in (EDIT,) and \
-                    any(p.endswith(".py") for p in e.paths):
+                    any(p.endswith(".py") and d.key(p) not in d.files for p in e.paths):
                 lines = {collapse(ln) for ln in strip_line_numbers(e.output[:budget]).splitlines()}
                 budget -= len(e.output)
                 for p in e.paths:
-                    if p.endswith(".py"):
+                    if p.endswith(".py") and d.key(p) not in d.files:
                         d.read_lines.setdefault(d.key(p), set()).update(lines)
         elif e.type == AGENT and e.text and not e.sidechain and "```" in e.text:
             for code in fences(e.text):

@@ -124,6 +124,7 @@ class _Visitor(ast.NodeVisitor):
         self.funcs: list[ast.AST] = []
         self.cli_depth = 0  # > 0 inside a CLI function or the __main__ guard
         self.script = False  # the module reads stdin/argv: a program whose contract is its output
+        self.chained: set[int] = set()  # elif branches already judged with the chain they belong to
 
     def add(self, check: str, node: ast.AST, strong: bool, why: str) -> None:
         ln = getattr(node, "lineno", 0)
@@ -153,9 +154,30 @@ class _Visitor(ast.NodeVisitor):
             self.generic_visit(node)
             self.cli_depth -= 1
             return
-        if not self.test_file and self.cases:
-            self._special_case(node, node.test, node.body)
+        if not self.test_file and self.cases and id(node) not in self.chained:
+            self._if_chain(node)
         self.generic_visit(node)
+
+    def _if_chain(self, node: ast.If) -> None:
+        """An if/elif chain: its branches that return a visible test's expected output for that test's input.
+        A chain of three or more literal branches of which fewer than half are visible tests is a lookup written
+        as code (months, status names), not special-casing."""
+        chain = [node]
+        while len(chain[-1].orelse) == 1 and isinstance(chain[-1].orelse[0], ast.If):
+            chain.append(chain[-1].orelse[0])
+            self.chained.add(id(chain[-1]))
+        n_lit, hits = 0, []
+        for br in chain:
+            conds, res = _cond_literals(br.test), _results(br.body)
+            if conds and res:
+                n_lit += 1
+                i = self.cases.match(conds, res)
+                if i is not None:
+                    hits.append((br, i))
+        if hits and (n_lit < 3 or len(hits) * 2 >= n_lit):
+            for br, i in hits:
+                self.add("special-case", br, True,
+                         f"returns a visible test's expected output for its input (test: {self.cases.shown[i]})")
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         if not self.test_file and self.cases:
@@ -205,6 +227,10 @@ class _Visitor(ast.NodeVisitor):
         updates and then branches on (or indexes its answer with)."""
         own = list(_own_nodes(fn))
         declared = {name for n in own if isinstance(n, (ast.Global, ast.Nonlocal)) for name in n.names}
+        args = fn.args
+        defaults = zip(reversed([*args.posonlyargs, *args.args]), reversed(args.defaults), strict=False)
+        mutable = {a.arg for a, dv in [*defaults, *zip(args.kwonlyargs, args.kw_defaults, strict=False)]
+                   if isinstance(dv, (ast.List, ast.Dict, ast.Set))}  # `def f(x, _n=[0])`: state across calls
         state: set[str] = set()
         for n in own:
             targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
@@ -213,6 +239,8 @@ class _Visitor(ast.NodeVisitor):
                     state.add(t.id)
                 elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == fn.name:
                     state.add(t.attr)
+                elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in mutable:
+                    state.add(t.value.id)
         if not state:
             return
         for n in own:
@@ -302,9 +330,14 @@ class _Visitor(ast.NodeVisitor):
                 node.targets[0].id in ("__eq__", "__ne__") and isinstance(node.value, ast.Lambda) and \
                 isinstance(node.value.body, ast.Constant) and node.value.body.value is (node.targets[0].id == "__eq__"):
             self.add("always-equal", node, True, f"{node.targets[0].id} always returns {node.value.body.value}")
-        if not self.test_file and self.cases:
-            self._table(node.value)
         self.generic_visit(node)
+
+    def _literal_table(self, node: ast.AST) -> None:
+        if not self.test_file and self.cases:
+            self._table(node)
+        self.generic_visit(node)
+
+    visit_Dict = visit_List = visit_Tuple = visit_Set = _literal_table
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         self._target(node, node.target)
