@@ -91,19 +91,21 @@ def _p2_owned(job: Job, cfg: Settings, event: int, path: str) -> bool:
 
 
 def _analyse_all(job: Job, cfg: Settings, d: Delivered, cases: Cases) -> tuple[list[_Hit], dict]:
+    """Analyse the final texts first (whole files whose every change is known, fragments of the others, the last
+    submission), then earlier versions, each distinct text once, within ``cfg.gaming_max_chars``."""
     memo: dict[tuple[str, bool], tuple[list[CodeFinding], bool]] = {}
     budget = cfg.gaming_max_chars
-    skipped: list[str] = []
+    skipped: dict[str, bool] = {}  # path → a final text of it was over the bound
     line_scan: set[str] = set()
     analysed: set[str] = set()
 
-    def run(text: str, path: str) -> list[CodeFinding]:
+    def run(text: str, path: str, final: bool) -> list[CodeFinding]:
         nonlocal budget
         test = is_test_path(path)
         key = (text, test)
         if key not in memo:
             if len(text) > budget:
-                skipped.append(path)
+                skipped[path] = skipped.get(path, False) or final
                 return []
             budget -= len(text)
             memo[key] = analyse(text, cases, test)
@@ -114,15 +116,23 @@ def _analyse_all(job: Job, cfg: Settings, d: Delivered, cases: Cases) -> tuple[l
         return found
 
     subs = d.submissions if not d.files else []  # a chat harness: the answer is the message's code
-    pieces: list[Piece] = [p for p in d.pieces if _is_python(p.path, p.text)] + subs
-    hits: dict[tuple[str, str, str], _Hit] = {}
-    for p in pieces:
-        for f in run(p.text, p.path):
-            hits.setdefault((p.path, f.check, collapse(f.line)), _Hit(f, p.path, p.event, False, False, p.whole))
+    todo: list[tuple[bool, Piece]] = []  # (final, piece)
     for path, st in d.files.items():  # the final text, where every change is known: what spans several edits
         if st.text is not None and not st.deleted and _is_python(path, st.text) and st.events:
-            for f in run(st.text, path):
-                hits.setdefault((path, f.check, collapse(f.line)), _Hit(f, path, st.events[-1], False, False))
+            todo.append((True, Piece(path, st.events[-1], st.text, "final")))
+    for p in [p for p in d.pieces if _is_python(p.path, p.text)] + subs:
+        st = d.files.get(p.path)
+        todo.append((p is subs[-1] if p.path.startswith("<message") else st is None or st.text is None, p))
+    todo.sort(key=lambda fp: not fp[0])
+    hits: dict[tuple[str, str, str], _Hit] = {}
+    for final, p in todo:
+        for f in run(p.text, p.path, final):
+            key = (p.path, f.check, collapse(f.line))
+            h = hits.get(key)
+            if h is None:
+                hits[key] = _Hit(f, p.path, p.event, False, False, p.whole or p.how == "final")
+            elif p.how != "final" and p.event < h.event:  # attributed to the write that put it there first
+                h.event, h.whole = p.event, p.whole
     final_sub = subs[-1].path if subs else None
     out = []
     for (path, _, line), h in hits.items():
@@ -143,7 +153,8 @@ def _analyse_all(job: Job, cfg: Settings, d: Delivered, cases: Cases) -> tuple[l
     if line_scan:
         data["line_scan"] = sorted(line_scan)[:20]
     if skipped:
-        data["not_analysed"] = sorted(set(skipped))[:20]
+        data["not_analysed"] = sorted(p for p, final in skipped.items() if final)[:20]
+        data["earlier_versions_not_analysed"] = sorted(p for p, final in skipped.items() if not final)[:20]
     return out, data
 
 
