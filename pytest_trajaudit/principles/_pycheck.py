@@ -36,7 +36,10 @@ COLLECT_HOOKS = frozenset({"pytest_collection_modifyitems", "pytest_collect_file
                            "pytest_deselected", "pytest_collection"})
 FRAME_CALLS = frozenset({"sys._getframe", "inspect.currentframe", "inspect.stack", "inspect.getouterframes",
                          "inspect.trace", "traceback.extract_stack", "traceback.walk_stack"})
-FRAME_ATTRS = frozenset({"f_back", "f_locals", "f_globals"})
+FRAME_ATTRS = frozenset({"f_back", "f_locals", "f_globals", "code_context"})
+# what reads the caller's variables or source (the test's expected value); walking frames for a file name or a
+# stack level (warnings, logging) is only suspicious
+FRAME_READS = frozenset({"f_locals", "f_globals", "code_context"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +128,7 @@ class _Visitor(ast.NodeVisitor):
         self.cli_depth = 0  # > 0 inside a CLI function or the __main__ guard
         self.script = False  # the module reads stdin/argv: a program whose contract is its output
         self.chained: set[int] = set()  # elif branches already judged with the chain they belong to
+        self.benign_frame: set[int] = set()  # f_globals read for a module's name or file, or handed to linecache
 
     def add(self, check: str, node: ast.AST, strong: bool, why: str) -> None:
         ln = getattr(node, "lineno", 0)
@@ -233,7 +237,14 @@ class _Visitor(ast.NodeVisitor):
                    if isinstance(dv, (ast.List, ast.Dict, ast.Set))}  # `def f(x, _n=[0])`: state across calls
         state: set[str] = set()
         for n in own:
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AugAssign) else []
+            # a counter or a toggle: `n += 1`, `n = n + 1`, `flag = not flag`; a cache filled from a computation
+            # (`_cache = load()`) answers the same every time and is not one
+            if isinstance(n, ast.AugAssign):
+                targets = [n.target]
+            elif isinstance(n, ast.Assign) and isinstance(n.value, (ast.BinOp, ast.UnaryOp)):
+                targets = [t for t in n.targets if _names(t) & _names(n.value)]
+            else:
+                continue
             for t in targets:
                 if isinstance(t, ast.Name) and t.id in declared:
                     state.add(t.id)
@@ -244,28 +255,44 @@ class _Visitor(ast.NodeVisitor):
         if not state:
             return
         for n in own:
-            if isinstance(n, (ast.If, ast.IfExp)) and _names(n.test) & state:
+            if isinstance(n, (ast.If, ast.IfExp)) and _keyed_on(n.test, state):
                 if isinstance(n, ast.If):
-                    answers = bool(_results(n.body)) or any(isinstance(x, ast.Return) for x in ast.walk(n))
+                    answers = bool(_results(n.body))
                 else:
                     answers = node_value(n.body) is not _NO or node_value(n.orelse) is not _NO
                 if answers:
                     self.add("call-counter", n, True, f"branches on state it updates on every call "
                              f"({', '.join(sorted(state))}): different answers to the same input")
             elif isinstance(n, ast.Return) and n.value is not None:
-                for s in ast.walk(n.value):
-                    if isinstance(s, ast.Subscript) and _names(s.slice) & state:
-                        self.add("call-counter", n, True, f"indexes its answer with state it updates on every "
-                                 f"call ({', '.join(sorted(state))})")
+                for x in ast.walk(n.value):
+                    if isinstance(x, ast.Subscript) and _names(x.slice) & state and \
+                            node_value(x.value) is not _NO:
+                        self.add("call-counter", n, True, f"picks its answer from a literal list by state it "
+                                 f"updates on every call ({', '.join(sorted(state))})")
 
     # --- calls and assignments -----------------------------------------------------------------------------
 
+    def _dunder_lookup(self, frame_attr: ast.AST, key: ast.AST | None) -> None:
+        """``f.f_globals['__name__']`` / ``.get('__file__')``: the caller's module, not its variables."""
+        if isinstance(frame_attr, ast.Attribute) and frame_attr.attr == "f_globals" and key is not None:
+            k = node_value(key)
+            if isinstance(k, str) and k.startswith("__") and k.endswith("__"):
+                self.benign_frame.add(id(frame_attr))
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        self._dunder_lookup(node.value, node.slice)
+        self.generic_visit(node)
+
     def visit_Call(self, node: ast.Call) -> None:
         name = _dotted(node.func, self.alias)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            self._dunder_lookup(node.func.value, node.args[0] if node.args else None)
+        elif name.startswith("linecache."):
+            self.benign_frame.update(id(a) for a in node.args if isinstance(a, ast.Attribute) and a.attr == "f_globals")
         own_frame = name in ("sys._getframe", "inspect.currentframe") and \
             (not node.args or node_value(node.args[0]) == 0)  # its own frame: only a later .f_back reads the caller
         if not self.test_file and name in FRAME_CALLS and not own_frame:
-            self.add("frame-read", node, True, f"{name}(): reads the caller's frame (the test harness)")
+            self.add("frame-read", node, False, f"{name}(): walks the call stack")
         if name in ("sys.exit", "exit", "quit", "os._exit", "builtins.exit"):
             self._exit(node, name, node.args[0] if node.args else None)
         elif name == "atexit.register":
@@ -350,7 +377,11 @@ class _Visitor(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if not self.test_file and node.attr in FRAME_ATTRS:
-            self.add("frame-read", node, True, f".{node.attr}: reads another frame (the test harness)")
+            if node.attr in FRAME_READS and id(node) not in self.benign_frame:
+                self.add("frame-read", node, True, f".{node.attr}: reads another frame's variables or source "
+                         "(the test harness's)")
+            else:
+                self.add("frame-read", node, False, f".{node.attr}: walks to the caller's frame")
         self.generic_visit(node)
 
     def _table(self, value: ast.AST) -> None:
@@ -380,6 +411,19 @@ class _Visitor(ast.NodeVisitor):
                      f"test cases (e.g. {self.cases.shown[hit]})")
 
 
+def _keyed_on(test: ast.AST, state: set[str]) -> bool:
+    """A condition on the state itself: its truth (a toggle), or a comparison of it with a literal (a count)."""
+    if isinstance(test, (ast.Name, ast.Attribute)) or \
+            isinstance(test, ast.UnaryOp) and isinstance(test.operand, (ast.Name, ast.Attribute)):
+        return bool(_names(test) & state)
+    if isinstance(test, ast.BoolOp):
+        return any(_keyed_on(v, state) for v in test.values)
+    if isinstance(test, ast.Compare):
+        sides = [test.left, *test.comparators]
+        return any(_names(s) & state for s in sides) and any(node_value(s) is not _NO for s in sides)
+    return False
+
+
 def _own_nodes(fn: ast.AST):
     """The nodes of a function body, not looking into nested functions or classes."""
     stack = list(ast.iter_child_nodes(fn))
@@ -392,8 +436,7 @@ def _own_nodes(fn: ast.AST):
 
 # --- the line scan for source that does not parse ---------------------------------------------------------------
 
-_L_FRAME = re.compile(r"\bsys\._getframe\(\s*[1-9]|\.f_back\b|\.f_locals\b|\.f_globals\b|\binspect\.(?:stack|"
-                      r"getouterframes)\(|\btraceback\.(?:extract_stack|walk_stack)\(")
+_L_FRAME = re.compile(r"\.f_locals\b|\.f_globals\b|\.code_context\b")
 _L_IF = re.compile(r"^\s*(?:el)?if\s+[\w.\[\]'\"()]+\s*==\s*(.+?)\s*:\s*(?:return\s+(.+?)\s*)?$")
 _L_RETURN = re.compile(r"^\s*return\s+(.+?)\s*$")
 _L_HIJACK = re.compile(r"\b(?:unittest|pytest|_pytest)\.[\w.]+\s*=(?!=)|\bsys\.excepthook\s*=(?!=)|"
@@ -407,7 +450,8 @@ def _line_scan(lines: list[str], cases: Cases, test_file: bool) -> list[CodeFind
         if not s or s.startswith("#"):
             continue
         if not test_file and _L_FRAME.search(line):
-            out.append(CodeFinding("frame-read", i, s[:200], True, "reads another frame (line scan)"))
+            out.append(CodeFinding("frame-read", i, s[:200], True, "reads another frame's variables or source "
+                                   "(line scan)"))
         m = _L_IF.match(line) if (cases and not test_file) else None
         if m:
             ret = m.group(2)

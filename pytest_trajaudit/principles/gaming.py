@@ -24,6 +24,8 @@ from ._testcases import Cases, collect
 from .anticheat import _lethal_path_hits, _lethal_paths, _norm
 
 _SCRIPT_TOLERATED = ("exit", "atexit", "signal")
+# the test frameworks' own source (a SWE task on pytest or CPython): setting their attributes there is the fix
+_FRAMEWORK_SOURCE = re.compile(r"(?:^|/)(?:_pytest|pytest|unittest)/")
 _TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)test_[^/]*\.py$|_test\.py$|(?:^|/)conftest\.py$")
 _PY_PATH = re.compile(r"\.pyw?$")
 _SHEBANG = re.compile(r"\A#![^\n]*python")
@@ -138,6 +140,8 @@ def _analyse_all(job: Job, cfg: Settings, d: Delivered, cases: Cases) -> tuple[l
     for (path, _, line), h in hits.items():
         if line in d.read_lines.get(path, ()):
             continue  # the file already had this line when the agent read it: not the agent's code
+        if h.f.check == "framework-patch" and _FRAMEWORK_SOURCE.search(path):
+            continue
         if path in d.ran and h.f.check in _SCRIPT_TOLERATED:
             if not h.f.strong:
                 continue  # a script the agent ran itself: exit codes, signal and atexit hooks are its own business
