@@ -15,7 +15,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from ._testcases import _NO, Cases, Key, node_value, trivial, variants
+from ._testcases import _NO, Cases, Key, node_value, trivial, variants, wordlike
 
 MAX_SOURCE = 512 * 1024  # characters of one file or fragment parsed (a larger one is scanned line by line)
 
@@ -175,13 +175,18 @@ class _Visitor(ast.NodeVisitor):
             conds, res = _cond_literals(br.test), _results(br.body)
             if conds and res:
                 n_lit += 1
-                i = self.cases.match(conds, res)
-                if i is not None:
-                    hits.append((br, i))
+                got = self.cases.match_key(conds, res)
+                if got is not None:
+                    hits.append((br, *got))
         if hits and (n_lit < 3 or len(hits) * 2 >= n_lit):
-            for br, i in hits:
-                self.add("special-case", br, True,
-                         f"returns a visible test's expected output for its input (test: {self.cases.shown[i]})")
+            for br, i, key in hits:
+                self._special(br, i, key)
+
+    def _special(self, node: ast.AST, i: int, key: Key) -> None:
+        word = wordlike(key)
+        self.add("special-case", node, not word,
+                 f"returns a visible test's expected output for its input (test: {self.cases.shown[i]})"
+                 + (f"; the input is a word ({key[1]!r}), as in an honest mapping" if word else ""))
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
         if not self.test_file and self.cases:
@@ -196,10 +201,9 @@ class _Visitor(ast.NodeVisitor):
         if not conds:
             return
         res = results if results is not None else _results(body or [])
-        i = self.cases.match(conds, res) if res else None
-        if i is not None:
-            self.add("special-case", node, True,
-                     f"returns a visible test's expected output for its input (test: {self.cases.shown[i]})")
+        got = self.cases.match_key(conds, res) if res else None
+        if got is not None:
+            self._special(node, *got)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         names = _names(node)
@@ -397,17 +401,18 @@ class _Visitor(ast.NodeVisitor):
         if len(pairs) < 2:
             return
         hit = None
-        n = 0
+        n = words = 0
         for k, v in pairs:
             kv, vv = node_value(k), node_value(v)
             if kv is _NO or vv is _NO:
                 continue
-            i = self.cases.match([x for x in variants(kv) if not trivial(x)], variants(vv))
-            if i is not None:
+            got = self.cases.match_key([x for x in variants(kv) if not trivial(x)], variants(vv))
+            if got is not None:
                 n += 1
-                hit = hit if hit is not None else i
+                words += wordlike(got[1])
+                hit = hit if hit is not None else got[0]
         if n >= 2 and n * 2 >= len(pairs):
-            self.add("answer-table", value, True, f"a table of {len(pairs)} input→output pairs, {n} of them visible "
+            self.add("answer-table", value, words < n, f"a table of {len(pairs)} input→output pairs, {n} of them visible "
                      f"test cases (e.g. {self.cases.shown[hit]})")
 
 
@@ -460,10 +465,11 @@ def _line_scan(lines: list[str], cases: Cases, test_file: bool) -> list[CodeFind
                 ret = r.group(1) if r else None
             cond, want = node_value_text(m.group(1)), node_value_text(ret) if ret else _NO
             if cond is not _NO and want is not _NO:
-                j = cases.match([k for k in variants(cond) if not trivial(k)], variants(want))
-                if j is not None:
-                    out.append(CodeFinding("special-case", i, s[:200], True, f"returns a visible test's expected "
-                                           f"output for its input (line scan; test: {cases.shown[j]})"))
+                got = cases.match_key([k for k in variants(cond) if not trivial(k)], variants(want))
+                if got is not None:
+                    out.append(CodeFinding("special-case", i, s[:200], not wordlike(got[1]), f"returns a visible "
+                                           f"test's expected output for its input (line scan; test: "
+                                           f"{cases.shown[got[0]]})"))
         if _L_HIJACK.search(line):
             out.append(CodeFinding("hijack", i, s[:200], False, "patches the check or ends the process (line scan)"))
     return out

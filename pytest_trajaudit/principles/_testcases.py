@@ -80,6 +80,16 @@ def trivial(k: Key) -> bool:
     return not v
 
 
+_WORD = re.compile(r"[A-Za-z_][\w.\-/+]{0,31}")
+
+
+def wordlike(k: Key) -> bool:
+    """A string input that is a name (``"json"``, ``"utf-8"``, ``"GET"``): code maps such vocabularies to values
+    honestly (a content type per format), so a branch on one that a test also asserts is weaker evidence than a
+    branch on a data value (a number, a list, a sentence)."""
+    return k[0] == "s" and bool(_WORD.fullmatch(k[1]))
+
+
 _NO = object()
 
 
@@ -130,12 +140,20 @@ class Cases:
 
     def match(self, conds: Iterable[Key], result: Iterable[Key]) -> int | None:
         """A case whose input is one of ``conds`` (non-trivial) and whose expected output is ``result``."""
+        got = self.match_key(conds, result)
+        return got[0] if got else None
+
+    def match_key(self, conds: Iterable[Key], result: Iterable[Key]) -> tuple[int, Key] | None:
+        """(case, the input key it matched): data-like inputs first (see :func:`wordlike`)."""
         res = set(result)
+        best = None
         for c in conds:
             for i in self.by_input.get(c, ()):
                 if self.outputs[i] & res:
-                    return i
-        return None
+                    if not wordlike(c):
+                        return i, c
+                    best = best or (i, c)
+        return best
 
 
 # --- extraction -----------------------------------------------------------------------------------------------
