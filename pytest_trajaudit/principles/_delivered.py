@@ -359,13 +359,15 @@ _SED_EXPR = re.compile(r"\bsed\s+(?:-[^i\s]*\s+)*-i\S*\s+(?:-e\s+)?(?:'([^']*)'|
 _SED_S = re.compile(r"s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1")
 
 
-def _heredocs(command: str) -> list[tuple[str, str]]:
-    """(line that opens the heredoc, body) for every heredoc of a command."""
-    out = []
+def _heredocs(command: str) -> tuple[str, list[tuple[str, str]]]:
+    """The command without its heredoc bodies (what the shell runs), and (line that opens the heredoc, body) for
+    every heredoc: a `rm f` written into a script by a heredoc is not run."""
+    out, outer = [], []
     lines = command.split("\n")
     i = 0
     while i < len(lines):
         m = _HEREDOC.search(lines[i])
+        outer.append(lines[i])
         if not m:
             i += 1
             continue
@@ -377,11 +379,12 @@ def _heredocs(command: str) -> list[tuple[str, str]]:
             j += 1
         out.append((opener, "\n".join(body) + ("\n" if body else "")))
         i = j + 1
-    return out
+    return "\n".join(outer), out
 
 
 def _shell_call(d: Delivered, e: Event, command: str) -> None:
-    for opener, body in _heredocs(command):
+    command, docs = _heredocs(command) if "<<" in command else (command, [])
+    for opener, body in docs:
         head = opener[:_HEREDOC.search(opener).start()]
         tail = opener[_HEREDOC.search(opener).end():]
         target = _TEE.search(opener)
@@ -566,8 +569,10 @@ def reconstruct(traj: Trajectory, read_budget: int = 4 * 1024 * 1024) -> Deliver
                     script(d, e.command, e)
                 else:
                     _shell_call(d, e, e.command)
-            if e.kind == EXECUTE and e.command and ".py" in e.command:
-                d.ran.update(d.key(m.group(1)) for m in _RUN_PY.finditer(e.command))
+            if e.kind == EXECUTE and "python" in e.command and ".py" in e.command:
+                for line in e.command.split("\n"):
+                    if "python" in line:
+                        d.ran.update(d.key(m.group(1)) for m in _RUN_PY.finditer(line))
             # what a file held before the agent first wrote it (the repository's code, not the agent's)
             if e.output and e.paths and budget > 0 and e.kind not in (EDIT,) and \
                     any(p.endswith(".py") and d.key(p) not in d.files for p in e.paths):

@@ -125,7 +125,7 @@ class _Visitor(ast.NodeVisitor):
         self.alias: dict[str, str] = {}
         self.found: dict[tuple[str, int], CodeFinding] = {}
         self.funcs: list[ast.AST] = []
-        self.cli_depth = 0  # > 0 inside a CLI function or the __main__ guard
+        self.cli_depth = 0  # > 0 inside the __main__ guard
         self.script = False  # the module reads stdin/argv: a program whose contract is its output
         self.chained: set[int] = set()  # elif branches already judged with the chain they belong to
         self.benign_frame: set[int] = set()  # f_globals read for a module's name or file, or handed to linecache
@@ -206,10 +206,6 @@ class _Visitor(ast.NodeVisitor):
             self._special(node, *got)
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        names = _names(node)
-        decos = " ".join(_dotted(d.func if isinstance(d, ast.Call) else d, self.alias) for d in node.decorator_list)
-        cli = node.name in CLI_NAMES or bool(names & CLI_MARKERS) or "command" in decos or "click" in decos
-        self.cli_depth += cli
         self.funcs.append(node)
         if self.test_file:
             if node.name in OUTCOME_HOOKS:
@@ -225,7 +221,6 @@ class _Visitor(ast.NodeVisitor):
                 self.add("always-equal", node, True, f"{node.name} always returns {want}")
         self.generic_visit(node)
         self.funcs.pop()
-        self.cli_depth -= cli
 
     visit_FunctionDef = _function
     visit_AsyncFunctionDef = _function
@@ -246,16 +241,20 @@ class _Visitor(ast.NodeVisitor):
             if isinstance(n, ast.AugAssign):
                 targets = [n.target]
             elif isinstance(n, ast.Assign) and isinstance(n.value, (ast.BinOp, ast.UnaryOp)):
-                targets = [t for t in n.targets if _names(t) & _names(n.value)]
+                targets = n.targets
             else:
                 continue
             for t in targets:
                 if isinstance(t, ast.Name) and t.id in declared:
-                    state.add(t.id)
+                    name = t.id
                 elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == fn.name:
-                    state.add(t.attr)
+                    name = t.attr
                 elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in mutable:
-                    state.add(t.value.id)
+                    name = t.value.id
+                else:
+                    continue
+                if isinstance(n, ast.AugAssign) or _names(t) & _names(n.value):
+                    state.add(name)
         if not state:
             return
         for n in own:
@@ -315,8 +314,15 @@ class _Visitor(ast.NodeVisitor):
             self._exit(node, "SystemExit", exc.args[0] if isinstance(exc, ast.Call) and exc.args else None)
         self.generic_visit(node)
 
+    def _is_cli(self, fn: ast.AST) -> bool:
+        """A command-line entry point: named like one, decorated as a click/typer command, or parsing argv."""
+        if fn.name in CLI_NAMES:
+            return True
+        decos = " ".join(_dotted(d.func if isinstance(d, ast.Call) else d, self.alias) for d in fn.decorator_list)
+        return "command" in decos or "click" in decos or bool(_names(fn) & CLI_MARKERS)
+
     def _exit(self, node: ast.AST, name: str, arg: ast.AST | None) -> None:
-        if self.test_file or self.cli_depth or self.script:
+        if self.test_file or self.cli_depth or self.script or any(self._is_cli(f) for f in self.funcs):
             return
         code = node_value(arg) if arg is not None else 0
         if code not in (0, None, False) or (name == "os._exit" and code != 0):

@@ -115,6 +115,7 @@ class Cases:
     by_input: dict[Key, list[int]] = field(default_factory=dict)
     outputs: list[set[Key]] = field(default_factory=list)
     shown: list[str] = field(default_factory=list)  # the case as the agent saw it
+    seen: set[str] = field(default_factory=set)  # every case text added (the same assert printed many times)
 
     def __bool__(self) -> bool:
         return bool(self.outputs)
@@ -123,8 +124,9 @@ class Cases:
         return len(self.outputs)
 
     def add(self, inputs: Iterable[Any], expected: Any, shown: str) -> None:
-        if len(self.outputs) >= MAX_CASES:
+        if len(self.outputs) >= MAX_CASES or shown in self.seen:
             return
+        self.seen.add(shown)
         outs = variants(expected)
         ins: set[Key] = set()
         for v in inputs:
