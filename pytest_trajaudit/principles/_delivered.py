@@ -101,16 +101,11 @@ class Delivered:
         return st
 
     def final_text(self, path: str) -> str:
-        """Collapsed final text of a file or submission (cached): what a quoted line is looked up in."""
+        """Collapsed final text of a file (cached): what a quoted line is looked up in."""
         got = self._final_cache.get(path)
         if got is None:
-            if path.startswith("<message"):
-                got = collapse(self.submissions[-1].text) if self.submissions else ""
-                got = got if self.submissions and self.submissions[-1].path == path else ""
-            else:
-                st = self.files.get(path)
-                got = collapse(st.final()) if st is not None else ""
-            self._final_cache[path] = got
+            st = self.files.get(path)
+            got = self._final_cache[path] = collapse(st.final()) if st is not None else ""
         return got
 
     # --- changes --------------------------------------------------------------------------------------------
@@ -356,6 +351,7 @@ _GIT_REVERT = re.compile(r"\bgit\s+(?:checkout\s+(?:\S+\s+)?--|restore(?:\s+--\w
 _GIT_STASH = re.compile(r"\bgit\s+stash(?:\s+(push|pop|apply|list|show|drop|clear|save))?\b")
 _GIT_RESET_HARD = re.compile(r"\bgit\s+reset\s+--hard\b|\bgit\s+checkout\s+(?:-f\s+)?\.(?:\s|$)")
 _SED_EXPR = re.compile(r"\bsed\s+(?:-[^i\s]*\s+)*-i\S*\s+(?:-e\s+)?(?:'([^']*)'|\"([^\"]*)\")")
+_SED_FILES = re.compile(r"((?:\s+[^\s;&|<>()]+)*)")  # the file operands after a sed expression
 _SED_S = re.compile(r"s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1")
 
 
@@ -404,9 +400,8 @@ def _shell_call(d: Delivered, e: Event, command: str) -> None:
         for m in _SED_EXPR.finditer(command):
             expr = m.group(1) if m.group(1) is not None else m.group(2)
             repl = [s.group(2) for s in _SED_S.finditer(expr)]
-            for t in write_targets(command[m.start():]):
-                d.unknown(t, e, "sed", "\n".join(r.replace("\\n", "\n") for r in repl if r))
-                break
+            for f in _SED_FILES.match(command, m.end()).group(1).split():
+                d.unknown(f.strip("'\""), e, "sed", "\n".join(r.replace("\\n", "\n") for r in repl if r))
     if "rm" in command:
         for m in _RM.finditer(command):
             for p in m.group(2).split():

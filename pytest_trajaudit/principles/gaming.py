@@ -158,6 +158,8 @@ def _analyse_all(job: Job, cfg: Settings, d: Delivered, cases: Cases, words: lis
             "submissions": len(subs), "test_cases_visible": len(cases)}
     if line_scan:
         data["line_scan"] = sorted(line_scan)[:20]
+    if d.notes:
+        data["notes"] = d.notes
     if skipped:
         data["not_analysed"] = sorted(p for p, final in skipped.items() if final)[:20]
         data["earlier_versions_not_analysed"] = sorted(p for p, final in skipped.items() if not final)[:20]

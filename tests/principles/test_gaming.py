@@ -333,7 +333,7 @@ def test_reconstruction_of_each_write_shape():
              sh(f"git apply <<'EOF'\n{diff}EOF"),
              sh("cat > /r/h.py << EOF\nH = 1\nEOF"),
              sh("tee /r/t.py <<'X' >/dev/null\nT = 1\nX"),
-             sh("sed -i 's/T = 1/T = 9/' /r/t.py"),
+             sh("sed -i 's/T = 1/T = 9/' /r/t.py && echo done > /r/log.txt"),
              tool("execute", "python", raw_input={"code": "open('/r/p.py', 'w').write('P = 1\\n')"}))
     d = reconstruct(t)
     assert d.files["/r/a.py"].final() == "def g():\n    return 2\n"
@@ -343,6 +343,7 @@ def test_reconstruction_of_each_write_shape():
     assert "Y = 2" in d.files["b.py"].final()
     assert d.files["/r/h.py"].final() == "H = 1\n"
     assert d.files["/r/t.py"].unknown_change is not None and "T = 9" in {p.text for p in d.pieces}
+    assert "/r/log.txt" not in d.files  # an echo's redirect is not the sed's file
     assert d.files["/r/p.py"].final() == "P = 1\n"
 
 
