@@ -32,6 +32,7 @@ from ..loaders.common import _posix_split
 from ..model import AGENT, EDIT, EXECUTE, TOOL, Event, Trajectory
 from ..overlap import collapse
 from ._shell import write_targets
+from ._testcases import strip_line_numbers
 
 MAX_ARGS = 4 * 1024 * 1024  # a tool call's argument text decoded at most this long
 MAX_SCRIPT = 256 * 1024  # a script the agent ran is looked into (for the files it writes) up to this size
@@ -517,18 +518,7 @@ def _open_w(node: ast.AST, consts: dict[str, str]) -> str | None:
 # --- reads and messages ---------------------------------------------------------------------------------------
 
 _RUN_PY = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?python[\d.]*\s+(?:-[A-Za-z]+\s+)*([^\s;&|<>()'\"]+\.py)\b")
-_LINENO = re.compile(r"^\s*\d+(?:\t|→|: | {1,2}(?=\S))")
 _FENCE = re.compile(r"^```[ \t]*(python3?|py)?[ \t]*\n(.*?)^```", re.M | re.S)
-
-
-def strip_line_numbers(text: str) -> str:
-    """A file as a read tool printed it (``cat -n``, Claude's ``     1\\t``/``  1→``): without the numbers, when
-    most lines carry one."""
-    lines = text.splitlines()
-    numbered = sum(1 for ln in lines[:200] if _LINENO.match(ln))
-    if lines and numbered * 2 >= min(len(lines), 200):
-        return "\n".join(_LINENO.sub("", ln, count=1) for ln in lines)
-    return text
 
 
 def fences(text: str) -> list[str]:

@@ -140,16 +140,20 @@ class _Visitor(ast.NodeVisitor):
     # --- context ---------------------------------------------------------------------------------------------
 
     def visit_Module(self, node: ast.Module) -> None:
-        for n in ast.walk(node):
+        script = False
+        for n in ast.walk(node):  # one pass: import aliases, and whether the module reads stdin/argv
             if isinstance(n, ast.Import):
                 for a in n.names:
                     self.alias[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
             elif isinstance(n, ast.ImportFrom) and n.module:
                 for a in n.names:
                     self.alias[a.asname or a.name] = f"{n.module}.{a.name}"
-        names = _names(node)
-        self.script = bool(names & SCRIPT_MARKERS) or any(
-            isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "input" for n in ast.walk(node))
+            elif not script:
+                if isinstance(n, ast.Name):
+                    script = n.id in SCRIPT_MARKERS or n.id == "input" and isinstance(n.ctx, ast.Load)
+                elif isinstance(n, ast.Attribute):
+                    script = n.attr in SCRIPT_MARKERS
+        self.script = script
         self.generic_visit(node)
 
     def visit_If(self, node: ast.If) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 MAX_TEXT = 1024 * 1024  # characters of one text scanned for cases
 MAX_LITERAL = 2000  # characters of one literal parsed
 MAX_CASES = 5000
+MAX_SEEN = 200_000  # distinct texts and lines remembered while collecting
 
 Key = tuple
 
@@ -158,6 +159,19 @@ class Cases:
         return best
 
 
+_LINENO = re.compile(r"^\s*\d+(?:\t|→|: | {1,2}(?=\S))")
+
+
+def strip_line_numbers(text: str) -> str:
+    """A file as a read tool printed it (``cat -n``, Claude's ``     1\\t``/``  1→``): without the numbers, when
+    most lines carry one."""
+    head = text.split("\n", 200)[:200]
+    numbered = sum(1 for ln in head if _LINENO.match(ln))
+    if not head or numbered * 2 < len(head):
+        return text
+    return "\n".join(_LINENO.sub("", ln, count=1) for ln in text.splitlines())
+
+
 # --- extraction -----------------------------------------------------------------------------------------------
 
 _ASSERT_LINE = re.compile(r"(?:^[ \t>E+|]*|[:`]\s*)assert\s+(.+)$", re.M)
@@ -254,15 +268,22 @@ def _from_parametrize(cases: Cases, text: str) -> None:
 def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
     """Every (inputs → expected) case the texts show."""
     cases = cases if cases is not None else Cases()
+    done: set[str] = set()  # texts and assertion lines already parsed (a test file read ten times, a failure
+    #                         printed on every run): each parsed once
     for text in texts:
-        if not text or len(cases) >= MAX_CASES:
+        if not text or len(cases) >= MAX_CASES or text in done:
             continue
-        text = text[:MAX_TEXT]
+        if len(done) < MAX_SEEN:
+            done.add(text)
+        text = strip_line_numbers(text[:MAX_TEXT])
         if "assert" in text:
-            for m in _ASSERT_LINE.finditer(text):
-                _from_assert(cases, m.group(1))
-            for m in _ASSERT_EQ.finditer(text):
-                _from_assert_equal(cases, m.group(1))
+            for rx, parse in ((_ASSERT_LINE, _from_assert), (_ASSERT_EQ, _from_assert_equal)):
+                for m in rx.finditer(text):
+                    line = m.group(1)
+                    if line not in done:
+                        if len(done) < MAX_SEEN:
+                            done.add(line)
+                        parse(cases, line)
         if "parametrize" in text:
             _from_parametrize(cases, text)
         if ">>>" in text:
