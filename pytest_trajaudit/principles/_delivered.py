@@ -309,6 +309,8 @@ def _edit_call(d: Delivered, e: Event) -> None:
             d.replace(path, old if sub != "insert" else "", new, e, every=bool(doc.get("replace_all")))
         elif (action := _s(doc, "action")) is not None and action.lstrip().startswith(_SRE):
             _sre_action(d, path, action, e)  # SWE-agent: `str_replace_editor create|str_replace|insert path --opt '…'`
+        elif action is not None and re.match(r"(?:edit|insert|append)\s+['\"]", action):
+            _quoted_action(d, path, action, e)  # SWE-agent's `edit 'search' 'replace'`, `insert 'text'`
         elif action is not None:  # SWE-agent `edit N:M` / `insert` / `append` block
             body = action.split("\n", 1)[1] if "\n" in action else ""
             body = re.sub(r"\n?end_of_(?:edit|insert|append)\s*$", "", body)
@@ -337,6 +339,21 @@ def _sre_action(d: Delivered, path: str, action: str, e: Event) -> None:
         d.write(path, opts["file_text"], e, "write")
     elif sub in ("str_replace", "insert") and "new_str" in opts:
         d.replace(path, opts.get("old_str", "") if sub == "str_replace" else "", opts["new_str"], e)
+
+
+def _quoted_action(d: Delivered, path: str, action: str, e: Event) -> None:
+    words = None
+    if len(action) <= _SHELL_WORDS_MAX:
+        try:
+            words = _posix_split(action)
+        except ValueError:
+            words = None
+    if not words or len(words) < 2:
+        d.unknown(path, e, "edit")
+    elif words[0] == "edit" and len(words) >= 3:
+        d.replace(path, words[1], words[2], e)
+    else:
+        d.replace(path, "", words[1], e)
 
 
 # --- shell commands -------------------------------------------------------------------------------------------

@@ -504,6 +504,9 @@ def _parse_fragment(code: str) -> tuple[ast.Module, str] | None:
     first, _, rest = text.partition("\n")
     if rest.strip():
         tries.append(first.strip() + "\n" + textwrap.indent(textwrap.dedent(rest), "    "))
+        body = [ln for ln in rest.splitlines() if ln.strip()]
+        pad = min(len(ln) - len(ln.lstrip()) for ln in body)
+        tries.append(textwrap.dedent(" " * pad + first.strip() + "\n" + rest))  # a first line cut at its text
     head = text.lstrip()
     for word, prefix in _OPENERS:
         if head.startswith(word):

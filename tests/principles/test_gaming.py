@@ -543,3 +543,15 @@ def test_chat_transcript_without_tools():
     ]), "t.json")
     f = p16(job(t, reward=1.0))
     assert f.status == "FAIL" and "<message #3>" in f.evidence and "Input: 41" in f.evidence
+
+
+def test_swe_agent_quoted_edit_actions_and_fragment_repair():
+    """SWE-agent's function-calling tools (`edit 'search' 'replace'`, `insert 'text'`, as in its marshmallow-1867
+    demonstration): the replacement is the fragment, parsed after re-indenting its first line."""
+    action = "edit 'return x' '# the special case\n        if x == 3:\n            return 7\n        return x'"
+    t = traj(user("assert f(3) == 7"),
+             tool("edit", "edit", raw_input={"command": "edit", "path": "/t/m.py", "action": action}))
+    d = reconstruct(t)
+    assert d.files["/t/m.py"].final().startswith("# the special case\n        if x == 3:")
+    found, parsed = analyse(d.pieces[0].text, collect(["assert f(3) == 7"]))
+    assert parsed and [x.check for x in found] == ["special-case"]
