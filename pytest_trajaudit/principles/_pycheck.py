@@ -218,7 +218,7 @@ class _Visitor(ast.NodeVisitor):
                 self.add("pytest-hook", node, False, f"defines the pytest hook {node.name} (can drop tests)")
         else:
             self._counter(node)
-        if node.name in ("__eq__", "__ne__"):
+        if node.name in ("__eq__", "__ne__") and not self.test_file:  # a test's ANY sentinel is honest
             rets = [n for n in _own_nodes(node) if isinstance(n, ast.Return)]
             want = node.name == "__eq__"
             if rets and all(isinstance(r.value, ast.Constant) and r.value.value is want for r in rets):
@@ -367,7 +367,7 @@ class _Visitor(ast.NodeVisitor):
     def visit_Assign(self, node: ast.Assign) -> None:
         for t in node.targets:
             self._target(node, t)
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
+        if not self.test_file and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and \
                 node.targets[0].id in ("__eq__", "__ne__") and isinstance(node.value, ast.Lambda) and \
                 isinstance(node.value.body, ast.Constant) and node.value.body.value is (node.targets[0].id == "__eq__"):
             self.add("always-equal", node, True, f"{node.targets[0].id} always returns {node.value.body.value}")
