@@ -459,9 +459,10 @@ def script(d: Delivered, code: str, e: Event) -> None:
                 consts[node.targets[0].id] = v
     handles: dict[str, str] = {}  # `with open(p, 'w') as f` → f: p
     written: dict[str, str | None] = {}
+    appends: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
-            p = _open_w(node.context_expr, consts)
+            p = _open_w(node.context_expr, consts, appends)
             if p:
                 handles[node.optional_vars.id] = p
                 written.setdefault(p, None)
@@ -472,7 +473,7 @@ def script(d: Delivered, code: str, e: Event) -> None:
                 p = handles[f.value.id]
                 written[p] = (written.get(p) or "") + arg if arg is not None else written.get(p)
             elif f.attr == "write":
-                p = _open_w(f.value, consts)
+                p = _open_w(f.value, consts, appends)
                 if p:
                     written[p] = arg
             elif f.attr in ("write_text", "write_bytes"):
@@ -480,12 +481,12 @@ def script(d: Delivered, code: str, e: Event) -> None:
                 if p:
                     written[p] = arg
         elif isinstance(node, ast.Call):
-            p = _open_w(node, consts)
+            p = _open_w(node, consts, appends)
             if p:
                 written.setdefault(p, None)
     for p, text in written.items():
         if text is not None:
-            d.write(p, text, e, "script")
+            d.write(p, text, e, "script" if p not in appends else "edit", append=p in appends)
         else:
             d.unknown(p, e, "script")
 
@@ -521,15 +522,18 @@ def _str_of(node: ast.AST, consts: dict[str, str], depth: int = 0) -> str | None
     return None
 
 
-def _open_w(node: ast.AST, consts: dict[str, str]) -> str | None:
-    """``open(<literal path>, 'w'|'a'|'x'...)`` → the path."""
+def _open_w(node: ast.AST, consts: dict[str, str], appends: set[str] | None = None) -> str | None:
+    """``open(<literal path>, 'w'|'a'|'x'...)`` → the path (added to ``appends`` when opened for appending)."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "open" and node.args):
         return None
     mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
     m = _str_of(mode, consts) if mode is not None else None
     if not m or not any(c in m for c in "wax"):
         return None
-    return _str_of(node.args[0], consts)
+    path = _str_of(node.args[0], consts)
+    if path and "a" in m and appends is not None:
+        appends.add(path)
+    return path
 
 
 # --- reads and messages ---------------------------------------------------------------------------------------
