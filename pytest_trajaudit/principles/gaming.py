@@ -118,16 +118,16 @@ def _analyse_all(job: Job, cfg: Settings, d: Delivered, cases: Cases, words: lis
         return found
 
     subs = d.submissions if not d.files else []  # a chat harness: the answer is the message's code
-    todo: list[tuple[bool, Piece]] = []  # (final, piece)
+    queue: list[tuple[bool, Piece]] = []  # (final, piece)
     for path, st in d.files.items():  # the final text, where every change is known: what spans several edits
         if st.text is not None and not st.deleted and _is_python(path, st.text) and st.events:
-            todo.append((True, Piece(path, st.events[-1], st.text, "final")))
+            queue.append((True, Piece(path, st.events[-1], st.text, "final")))
     for p in [p for p in d.pieces if _is_python(p.path, p.text)] + subs:
         st = d.files.get(p.path)
-        todo.append((p is subs[-1] if p.path.startswith("<message") else st is None or st.text is None, p))
-    todo.sort(key=lambda fp: not fp[0])
+        queue.append((p is subs[-1] if p.path.startswith("<message") else st is None or st.text is None, p))
+    queue.sort(key=lambda fp: not fp[0])
     hits: dict[tuple[str, str, str], _Hit] = {}
-    for final, p in todo:
+    for final, p in queue:
         for f in run(p.text, p.path, final):
             key = (p.path, f.check, collapse(f.line))
             h = hits.get(key)
