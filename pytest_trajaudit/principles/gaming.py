@@ -160,9 +160,10 @@ def _analyse_all(job: Job, cfg: Settings, d: Delivered, cases: Cases, words: lis
         data["line_scan"] = sorted(line_scan)[:20]
     if d.notes:
         data["notes"] = d.notes
-    if skipped:
-        data["not_analysed"] = sorted(p for p, final in skipped.items() if final)[:20]
-        data["earlier_versions_not_analysed"] = sorted(p for p, final in skipped.items() if not final)[:20]
+    for name, want in (("not_analysed", True), ("earlier_versions_not_analysed", False)):
+        paths = sorted(p for p, final in skipped.items() if final is want)
+        if paths:
+            data[name] = paths[:20]
     return out, data
 
 
