@@ -71,11 +71,11 @@ def test_item_node_ids_and_markers(pytester: pytest.Pytester, runs: Path) -> Non
 
 @pytest.mark.parametrize(("args", "expected"), [
     (("-m", "P1"), {"P1"}),
-    (("-m", "anticheat"), {"P1", "P2"}),
+    (("-m", "anticheat"), {"P1", "P2", "P16"}),
     (("-m", "c0 and general"), {"P4", "P6", "P7", "P8", "P9", "P10", "P11", "P14", "P15"}),
     (("-m", "c1"), {"P5", "P12"}),
     (("--trajaudit-principles", "P1,P10"), {"P1", "P10"}),
-    (("-k", "P1"), {"P1", "P10", "P11", "P12", "P13", "P14", "P15"}),  # -k is a substring match (documented)
+    (("-k", "P1"), {"P1", "P10", "P11", "P12", "P13", "P14", "P15", "P16"}),  # -k is a substring match (documented)
 ])
 def test_selection(pytester: pytest.Pytester, runs: Path, args: tuple[str, ...], expected: set[str]) -> None:
     result = _run(pytester, "--trajaudit=runs", "--co", "-q", *args)

@@ -82,7 +82,7 @@ def register(p: Principle) -> None:
     _REGISTRY[p.code] = p
 
 
-FAMILY_MODULES = ("anticheat", "general", "verifier", "rules", "skills", "advisor")
+FAMILY_MODULES = ("anticheat", "gaming", "general", "verifier", "rules", "skills", "advisor")
 
 
 def registry() -> dict[str, Principle]:

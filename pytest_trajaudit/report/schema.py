@@ -243,6 +243,7 @@ class Audit(_Open):
     tests_too_tight: TestsTooTight | None = None
     llm_judge_concurrence: JudgeConcurrence | None = None
     memorization_signal: StatusEvidence | None = None
+    verifier_gaming: StatusEvidence | None = None
     struggle: Struggle | None = None
     filesystem_pollution: StatusEvidence | None = None
     self_doubt: StatusEvidence | None = None
