@@ -203,15 +203,15 @@ def load_record(ref: JobRef, budget: Budget) -> tuple[Trajectory, dict[str, Any]
 
 def file_jobs(path: Path, max_file: int, *, given: bool) -> list[JobRef]:
     """The jobs of one file: one per member when a module claims it "multi", the file itself when claimed
-    "single" (or given directly), nothing otherwise. A container whose members cannot be listed is returned
+    "single" (or given directly, or named like a trajectory), nothing otherwise. A container whose members cannot be listed is returned
     as itself (``member=None``): loading it reports why."""
-    from ..discovery import bare_file
+    from ..discovery import bare_file, looks_like_trajectory
 
     if path.name.endswith(".traj"):
         return [bare_file(path)]
     c = claim(path, max_file)
     if c is None:
-        return [bare_file(path)] if given else []
+        return [bare_file(path)] if given or looks_like_trajectory(path.name) else []
     verdict, mod = c
     if verdict == "single":
         return [bare_file(path)]
