@@ -172,6 +172,8 @@ def test_unreadable_candidates_are_listed_not_audited(pytester: pytest.Pytester,
     summary = json.loads((pytester.path / "out" / "summary.json").read_text())
     assert [(e["job"], e["path"]) for e in summary["not_audited"]] == [
         ("runs/harbor-job/csv-stats__Clean01", "agent/trajectory.json")]
+    report = (pytester.path / "out" / "report.md").read_text()
+    assert "## Not audited" in report and "csv-stats__Clean01/agent/trajectory.json" in report
 
 
 def test_loose_trajectory_named_files_are_jobs_by_name_or_content(tmp_path: Path) -> None:
@@ -316,3 +318,13 @@ def test_configs_are_keyed_by_agent_and_model_of_each_job() -> None:
     out = config_rollup(jobs)
     assert list(out) == ["codex", "react@anthropic/claude-opus-4-1", "react@openai/gpt-5"]
     assert out["react@openai/gpt-5"]["model"] == "openai/gpt-5" and out["react@openai/gpt-5"]["rewards"] == [0.0]
+
+
+def test_not_audited_names_are_escaped(tmp_path: Path) -> None:
+    """A planted file whose name carries a terminal escape (``ESC[2J`` clears the screen) is listed as not audited
+    with the escape made visible, in the job's meta and so in every report and terminal line."""
+    trial = _harbor_trial(tmp_path, "t__1", {"agent/claude-code.txt": _stream("ls")})
+    (trial / "agent" / "x\x1b[2J.trajectory.json").write_text("{not json")
+    [ref] = find_jobs(tmp_path)
+    [entry] = _audit(ref).meta["not_audited"]
+    assert entry["path"] == "agent/x\\x1b[2J.trajectory.json" and "\x1b" not in entry["reason"]

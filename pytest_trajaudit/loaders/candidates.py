@@ -26,6 +26,7 @@ from typing import Any
 
 from ..discovery import Contents, contents
 from ..model import Trajectory, UnusableInput
+from ..redact import printable
 from ..safeio import Budget, decode_text, file_kind, parse_text, read_bytes
 
 _HARBOR = (
@@ -111,7 +112,7 @@ def review(base: Path, audited: str | None, seen: list[str], traj: Trajectory | 
     trajectory (``traj`` None) the other candidates are only listed as not audited."""
     out = Review()
     inner = inner if inner is not None else contents(base)
-    out.nested_runs = inner.nested_runs
+    out.nested_runs = [printable(r) for r in inner.nested_runs]
     if inner.truncated:
         out.not_audited.append({"path": ".", "reason": "the job holds too many files or folders to look through "
                                                         "them all for other trajectories"})
@@ -123,25 +124,31 @@ def review(base: Path, audited: str | None, seen: list[str], traj: Trajectory | 
         if why is None and base_sig is None:
             why = "not read: the job has no audited trajectory"
         if why is not None:
-            out.not_audited.append({"path": rel, "reason": why})
+            out.not_audited.append(entry(rel, why))
             continue
         try:
             other = load(base, rel, budget)
         except UnusableInput as exc:
-            out.not_audited.append({"path": rel, "reason": exc.reason})
+            out.not_audited.append(entry(rel, exc.reason))
             continue
         except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-            out.not_audited.append({"path": rel, "reason": f"malformed trajectory: {type(exc).__name__}"})
+            out.not_audited.append(entry(rel, f"malformed trajectory: {type(exc).__name__}"))
             continue
-        out.compared.append(rel)
+        out.compared.append(printable(rel))
         assert base_sig is not None
         cmds, paths = signature(other)
         extra_cmds, extra_paths = sorted(cmds - base_sig[0]), sorted(paths - base_sig[1])
         if extra_cmds or extra_paths:
-            out.disagreements.append({"file": rel, "audited": audited or "", "n_commands": len(extra_cmds),
+            out.disagreements.append({"file": printable(rel), "audited": printable(audited or ""), "n_commands": len(extra_cmds),
                                       "n_paths": len(extra_paths), "commands": [c[:200] for c in extra_cmds[:MAX_LISTED]],
                                       "paths": [p[:200] for p in extra_paths[:MAX_LISTED]]})
     return out
+
+
+def entry(rel: str, reason: str) -> dict[str, str]:
+    """A not-audited entry; the file name was chosen by the run: control characters and bytes that are not UTF-8
+    are escaped (``redact.printable``) before any report or terminal line sees it."""
+    return {"path": printable(rel), "reason": printable(" ".join(reason.split()))[:300]}
 
 
 def _unreadable(base: Path, rel: str) -> str | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..discovery import JobRef, contents
 from ..model import Job, Trajectory, UnusableInput, Verifier
+from ..redact import printable
 from ..safeio import (
     Budget,
     Parsed,
@@ -207,9 +208,9 @@ def load_job(ref: JobRef, cfg: Settings, *, with_trajectory: bool = True) -> Job
         job.config = _config_name(job)
         if ref.layout not in FILE_LAYOUTS and ref.layout != "swe-agent-dir":
             inner = contents(base)
-            job.not_audited = [{"path": r, "reason": "not read: the job's trajectory is unusable input"}
+            job.not_audited = [candidates.entry(r, "not read: the job's trajectory is unusable input")
                                for r in dict.fromkeys([*candidates.positions(base, ref.layout), *inner.trajectories])]
-            job.nested_runs = inner.nested_runs
+            job.nested_runs = [printable(r) for r in inner.nested_runs]
         return job
     rel, seen = _pick_trajectory(ref, base)
     job.trajectory_candidates = seen
