@@ -328,3 +328,16 @@ def test_not_audited_names_are_escaped(tmp_path: Path) -> None:
     [ref] = find_jobs(tmp_path)
     [entry] = _audit(ref).meta["not_audited"]
     assert entry["path"] == "agent/x\\x1b[2J.trajectory.json" and "\x1b" not in entry["reason"]
+
+
+def test_loose_session_logs_are_jobs_by_content(tmp_path: Path, corpus: Path) -> None:
+    """An agent's own JSON Lines log lying loose in a runs tree, whatever its name: a Claude Code session transcript
+    (``<uuid>.jsonl``), a Codex rollout, a ``codex exec --json`` stream (the corpus's real files) is a job, found
+    from the complete lines of its first 4 KiB; a data file of JSON lines is not."""
+    found = {r.anchor.name for t in ("claude-code", "codex") for r in find_all_jobs(corpus / t)}
+    assert {"ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", "full-session.jsonl",
+            "rollout-2025-09-25T15-12-14-019982b8-3422-79e0-8b3b-05abaf4f3c3e.jsonl",
+            "stream-output-1.jsonl"} <= found
+    (tmp_path / "session.jsonl").write_text(_stream("ls", "pwd"))
+    (tmp_path / "data.jsonl").write_text('{"x": 1}\n{"x": 2}\n')
+    assert [r.anchor.name for r in find_all_jobs(tmp_path)] == ["session.jsonl"]

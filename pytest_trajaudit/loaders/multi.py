@@ -94,8 +94,10 @@ def _multi_modules() -> list[Any]:
 
 def claim(path: Path, max_file: int | None = None) -> tuple[str, Any] | None:
     """("multi" | "single", module) when a format module claims the file from its name and first 4 KiB (read
-    whatever the file's size: the limits are enforced when it is listed or loaded); None when none does, or when
-    the head cannot be read (a file given directly is then left to the normal load, which reports why)."""
+    whatever the file's size: the limits are enforced when it is listed or loaded), or when the complete lines of
+    that head are a single-run JSON Lines format (``sniff.sniff_head``: a Claude Code session, a Codex rollout, an
+    ACP stream); None when none does, or when the head cannot be read (a file given directly is then left to the
+    normal load, which reports why)."""
     try:
         head = read_head(path.parent, path.name, HEAD_BYTES)
     except UnusableInput:
@@ -107,7 +109,10 @@ def claim(path: Path, max_file: int | None = None) -> tuple[str, Any] | None:
             continue
         if verdict in ("multi", "single"):
             return verdict, mod
-    return None
+    from .sniff import sniff_head
+
+    single = sniff_head(path.name, head, len(head) < HEAD_BYTES)
+    return ("single", single) if single is not None else None
 
 
 def list_members(ref: JobRef, max_file: int, mod: Any = None) -> list[str]:
