@@ -235,14 +235,29 @@ MAX_INNER_DEPTH = 12
 
 @dataclass(slots=True)
 class Contents:
-    """What lies below a job directory, from ``lstat`` only: every file whose name looks like a trajectory
-    (relative paths, sorted), every folder inside it that looks like another run (``result.json``,
-    ``trajectory/acp_trajectory.jsonl`` or a non-empty ``attempts/`` of its own), and whether the walk stopped
-    at :data:`MAX_INNER_ENTRIES` or :data:`MAX_INNER_DEPTH`."""
+    """What lies below a job directory: every file whose name looks like a trajectory (relative paths, sorted),
+    every folder inside it that looks like another run (:func:`_looks_like_run`: ``lstat``, and the first 4 KiB of
+    a nested ``result.json``), and whether the walk stopped at :data:`MAX_INNER_ENTRIES` or
+    :data:`MAX_INNER_DEPTH`."""
 
     trajectories: list[str]
     nested_runs: list[str]
     truncated: bool = False
+
+
+_RUN_RECORD = re.compile(rb'"(?:agent|rewards|reward|n_total_trials)"\s*:')
+
+
+def _looks_like_run(d: Path) -> bool:
+    """A folder inside a job that looks like another run: BenchFlow's ``trajectory/acp_trajectory.jsonl``, a
+    non-empty ``attempts/``, or a ``result.json`` whose first 4 KiB read like a run record (trial keys, an agent,
+    a reward; a task's own output file that happens to be called result.json does not)."""
+    if _exists_nofollow(d / "trajectory" / "acp_trajectory.jsonl") or (d.name == "attempts" and subdirs(d)):
+        return True
+    if not _exists_nofollow(d / "result.json"):
+        return False
+    head = _result_head(d)
+    return bool(_TRIAL_RESULT.search(head) or _RUN_RECORD.search(head)) or not _is_file(d / "result.json")
 
 
 def contents(job_dir: Path) -> Contents:
@@ -255,8 +270,7 @@ def contents(job_dir: Path) -> Contents:
     stack: list[tuple[Path, int]] = [(job_dir, 0)]
     while stack:
         d, depth = stack.pop()
-        if d != job_dir and (_exists_nofollow(d / "result.json") or _exists_nofollow(d / "trajectory" / "acp_trajectory.jsonl")
-                             or (d.name == "attempts" and subdirs(d))):
+        if d != job_dir and _looks_like_run(d):
             nested.append(d.relative_to(job_dir).as_posix())
         try:
             with os.scandir(d) as it:

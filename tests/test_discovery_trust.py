@@ -341,3 +341,14 @@ def test_loose_session_logs_are_jobs_by_content(tmp_path: Path, corpus: Path) ->
     (tmp_path / "session.jsonl").write_text(_stream("ls", "pwd"))
     (tmp_path / "data.jsonl").write_text('{"x": 1}\n{"x": 2}\n')
     assert [r.anchor.name for r in find_all_jobs(tmp_path)] == ["session.jsonl"]
+
+
+def test_a_tasks_own_result_json_inside_a_job_is_no_nested_run(tmp_path: Path) -> None:
+    """An output file the task asked for (``artifacts/result.json`` holding ``{"mean": 3.2}``) is no run record:
+    no P7 finding; one that reads like a run record (trial keys, a reward) is."""
+    trial = _harbor_trial(tmp_path, "t__1", {"agent/claude-code.txt": _stream("ls"),
+                                             "artifacts/result.json": '{"mean": 3.2}'})
+    [ref] = find_jobs(tmp_path)
+    assert _audit(ref).results["P7"].status == "PASS"
+    (trial / "artifacts" / "result.json").write_text('{"trial_name": "x", "reward": 1.0}')
+    assert _audit(ref).results["P7"].data["nested_runs"] == ["artifacts"]
