@@ -8,8 +8,8 @@ A directory is a *job* when it is:
 - a Harbor attempt: a directory under ``attempts/`` (``attempts/NNN/``) with any trajectory file;
 - an agent-only dir: ``agent/`` and ``verifier/`` with a trajectory file and no ``result.json``;
 - a SWE-agent instance dir: exactly one ``*.traj`` file and no subdirectory (``<instance>/<instance>.traj``).
-A directory whose own root holds no trajectory file but whose ``attempts/NNN/`` do (Harbor's multi-attempt
-trial) is a container of its attempts. Anything else is a container we walk into.
+A directory whose own root holds no trajectory file and no ``agent/`` folder but whose ``attempts/NNN/`` do
+(Harbor's multi-attempt trial) is a container of its attempts. Anything else is a container we walk into.
 
 Once a directory is a job, nothing below it decides whether it is one: a nested ``result.json``, a nested
 trajectory or an ``attempts/`` folder inside a job is never a reason to treat the job as a container. Such
@@ -39,6 +39,8 @@ ANCHOR_CANDIDATES = (
     "agent/claude-code.txt",
     "agent/acp_trajectory.jsonl",
     "trajectory.json",
+    "agent/mini-swe-agent.trajectory.json",
+    "trainer/atif.json",
 )
 TRIAL_DIRS = ("agent", "verifier", "trajectory")  # folders a harness writes in a trial (never in a job folder)
 RESULT_HEAD = 4096  # bytes of a result.json read to tell a Harbor job folder from a trial
@@ -149,8 +151,8 @@ def classify(path: Path) -> JobRef | None:
     own = _own_trajectory(path)
     if path.parent.name == "attempts" and own is not None:
         return JobRef(path, own, "attempt")
-    if own is None and _attempt_dirs(path):
-        return None  # a multi-attempt trial: each attempts/NNN/ is a job
+    if own is None and not _is_dir(path / "agent") and _attempt_dirs(path):
+        return None  # a multi-attempt trial: each attempts/NNN/ is a job (a trial with its own agent/ never is)
     if _exists_nofollow(path / "result.json"):
         if own is not None or any(_is_dir(path / d) for d in TRIAL_DIRS):
             return JobRef(path, path / "result.json", "harbor-trial")

@@ -352,3 +352,15 @@ def test_a_tasks_own_result_json_inside_a_job_is_no_nested_run(tmp_path: Path) -
     assert _audit(ref).results["P7"].status == "PASS"
     (trial / "artifacts" / "result.json").write_text('{"trial_name": "x", "reward": 1.0}')
     assert _audit(ref).results["P7"].data["nested_runs"] == ["artifacts"]
+
+
+def test_planted_attempts_never_replace_a_trial_with_its_own_agent_folder(tmp_path: Path) -> None:
+    """A trial whose trajectory sits where no fixed position names it (a Claude Code session transcript under
+    ``agent/sessions/``) and a planted ``attempts/001/`` with a benign trajectory: the trial keeps its own
+    ``agent/`` folder, so it stays the job (audited from its session: P1 FAIL), never a container of the plant."""
+    trial = _harbor_trial(tmp_path, "t__1", {"agent/sessions/projects/-app/s1.jsonl": _stream("cat /oracle/solve.sh"),
+                                             "attempts/001/agent/trajectory.json": _atif("ls")})
+    [ref] = find_jobs(tmp_path)
+    assert (ref.dir, ref.layout) == (trial, "harbor-trial")
+    a = _audit(ref)
+    assert a.meta["trajectory_file"].endswith("s1.jsonl") and a.results["P1"].status == "FAIL"
