@@ -104,16 +104,39 @@ def pr_verdict(job_verdicts: Mapping[str, str], *, oracle_rewards: Mapping[str, 
 
 def config_rollup(jobs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     """Per-config results: jobs, verdict counts, rewards and their mean. ``jobs``: {config, verdict, reward, agent,
-    model, condition, oracle}."""
+    model, condition, oracle}. A configuration is the agent and model of each job: a config name that jobs of
+    several models share is split into ``<config>@<model>`` (and one that several agents share into
+    ``<agent>:<config>``), so that no job is listed under another job's model; a job that records no model (or
+    agent) stays under the plain name."""
+    models: dict[str, set[str]] = {}
+    agents: dict[str, set[str]] = {}
+    for j in jobs:
+        name = j.get("config") or "agent"
+        if j.get("model"):
+            models.setdefault(name, set()).add(j["model"])
+        if j.get("agent"):
+            agents.setdefault(name, set()).add(j["agent"])
+
+    def key(j: Mapping[str, Any]) -> str:
+        name = j.get("config") or "agent"
+        if len(agents.get(name, ())) > 1 and j.get("agent"):
+            name = f"{j['agent']}:{name}"
+        if len(models.get(j.get("config") or "agent", ())) > 1 and j.get("model"):
+            name = f"{name}@{j['model']}"
+        return name
+
     out: dict[str, dict[str, Any]] = {}
     for j in sorted(jobs, key=lambda x: (x.get("config") or "", x.get("job") or "")):
-        c = out.setdefault(j.get("config") or "agent", {
+        c = out.setdefault(key(j), {
             "agent": j.get("agent") or "", "model": j.get("model") or "", "condition": j.get("condition"),
             "oracle": bool(j.get("oracle")), "jobs": 0, "verdicts": {}, "rewards": [], "mean_reward": None})
+        c["agent"] = c["agent"] or j.get("agent") or ""
+        c["model"] = c["model"] or j.get("model") or ""
         c["jobs"] += 1
         c["verdicts"][j["verdict"]] = c["verdicts"].get(j["verdict"], 0) + 1
         if j.get("reward") is not None:
             c["rewards"].append(j["reward"])
+    out = dict(sorted(out.items()))
     for c in out.values():
         c["verdicts"] = dict(sorted(c["verdicts"].items()))
         if c["rewards"]:

@@ -3,7 +3,7 @@
     trajaudit [run] PATH [PATH ...] [-- PYTEST_ARGS ...]
     trajaudit merge OUT_DIR SHARD_DIR [SHARD_DIR ...]
     trajaudit audit --attempt-dir DIR --task-dir DIR [--output FILE] [--no-judge] ...   (advisor audit)
-    trajaudit summarize PATH [PATH ...]
+    trajaudit summarize --audits DIR [ATTEMPT ...]                                      (advisor verdicts)
 
 It always passes a trusted config (``-c`` the packaged empty ``safe.ini``), ``--rootdir`` outside the audited
 trees, ``-p no:cacheprovider`` (nothing is written into the evidence), ``-p no:anyio`` (skips litellm's

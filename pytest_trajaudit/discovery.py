@@ -2,20 +2,31 @@
 
 A directory is a *job* when it is:
 - a BenchFlow rollout: ``trajectory/acp_trajectory.jsonl`` is there;
-- a Harbor trial: ``result.json`` is there and no subdirectory holds a ``result.json`` of its own (a Harbor job
-  folder — ``result.json`` with ``n_total_trials`` — always has its trials below it, so it is a container);
+- a Harbor trial: ``result.json`` is there, with the trial's own marks (``agent/``, ``verifier/`` or a trajectory
+  file at one of its positions) or, without them, a ``result.json`` whose first 4 KiB do not make it a Harbor job
+  folder (``n_total_trials``: its trials are below it, so it is a container);
 - a Harbor attempt: a directory under ``attempts/`` (``attempts/NNN/``) with any trajectory file;
-- an agent-only dir: ``agent/`` and ``verifier/`` without ``result.json``;
+- an agent-only dir: ``agent/`` and ``verifier/`` with a trajectory file and no ``result.json``;
 - a SWE-agent instance dir: exactly one ``*.traj`` file and no subdirectory (``<instance>/<instance>.traj``).
-Anything else is a container we walk into. A job's own subfolders are never searched for more jobs.
+A directory whose own root holds no trajectory file and no ``agent/`` folder but whose ``attempts/NNN/`` do
+(Harbor's multi-attempt trial) is a container of its attempts. Anything else is a container we walk into.
+
+Once a directory is a job, nothing below it decides whether it is one: a nested ``result.json``, a nested
+trajectory or an ``attempts/`` folder inside a job is never a reason to treat the job as a container. Such
+things are read with the job (``loaders/job.py``: every trajectory-looking file inside it is compared with the
+one audited, a nested run folder is a finding on the job) and listed in the summary when they are not audited.
+
 A bare trajectory file given directly is a job of its own. In a container directory, :func:`loose_files` names
-the files that may be jobs by themselves (``*.traj``) or multi-record files (``output.jsonl``, ``*.eval``,
-``*.json``); which of them are is decided by ``loaders/multi.py`` from their first bytes.
+the files that may be jobs by themselves (``*.traj``, ``*.traj.json``) or multi-record files (``output.jsonl``,
+``*.eval``, ``*.json``, ``*.jsonl``); which of them are is decided from their first bytes (``loaders/multi.py``).
+Collection reads nothing else: the only reads are these 4 KiB heads and, for a ``result.json`` beside
+subdirectories that is no trial by its marks, the first 4 KiB of that ``result.json``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +39,14 @@ ANCHOR_CANDIDATES = (
     "agent/claude-code.txt",
     "agent/acp_trajectory.jsonl",
     "trajectory.json",
+    "agent/mini-swe-agent.trajectory.json",
+    "trainer/atif.json",
 )
+TRIAL_DIRS = ("agent", "verifier", "trajectory")  # folders a harness writes in a trial (never in a job folder)
+RESULT_HEAD = 4096  # bytes of a result.json read to tell a Harbor job folder from a trial
+_JOB_FOLDER = re.compile(rb'"n_total_trials"\s*:')
+_TRIAL_RESULT = re.compile(rb'"(?:trial_name|rollout_name|task_name|verifier_result|agent_result)"\s*:')
+_TRAJ_NAME = re.compile(r"(?:\.traj|\.traj\.json|\.eval|trajectory[^/]*\.jsonl?|^claude-code\.txt)$", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +55,12 @@ class JobRef:
     anchor: Path  # the file the pytest node is anchored on
     layout: str  # harbor-trial | benchflow-rollout | attempt | agent-dir | swe-agent-dir | bare-file | record
     member: str | None = None  # one record of a multi-record file (anchor), e.g. an instance id; None otherwise
+
+
+def looks_like_trajectory(name: str) -> bool:
+    """A file name that names a run record: ``*.traj``, ``*.traj.json``, ``*.eval``, ``*trajectory*.json[l]``,
+    ``claude-code.txt``. Such a file under a root is audited or listed as not audited, never dropped."""
+    return bool(_TRAJ_NAME.search(name))
 
 
 def _lstat(p: Path) -> os.stat_result | None:
@@ -85,23 +109,61 @@ def subdirs(path: Path) -> list[Path]:
     return sorted(out, key=lambda p: p.name)
 
 
+def _own_trajectory(path: Path) -> Path | None:
+    """The first trajectory file at one of a job's own positions (``ANCHOR_CANDIDATES`` after result.json)."""
+    for rel in ANCHOR_CANDIDATES[1:]:
+        if _exists_nofollow(path / rel):
+            return path / rel
+    return None
+
+
+def _attempt_dirs(path: Path) -> list[Path]:
+    """``attempts/NNN/`` subdirectories that hold a trajectory file (Harbor's multi-attempt trial)."""
+    att = path / "attempts"
+    if not _is_dir(att):
+        return []
+    return [d for d in subdirs(att) if _own_trajectory(d) is not None]
+
+
+def _result_head(path: Path) -> bytes:
+    """The first :data:`RESULT_HEAD` bytes of ``path/result.json`` (a regular file, never a symlink); b"" when it
+    cannot be read."""
+    try:
+        fd = os.open(path / "result.json", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        return os.read(fd, RESULT_HEAD)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
 def classify(path: Path) -> JobRef | None:
-    """Return a JobRef when ``path`` (a real directory) is a job, else None (a container or nothing)."""
-    if _exists_nofollow(path / "trajectory" / "acp_trajectory.jsonl") and not _has_child_results(path):
+    """Return a JobRef when ``path`` (a real directory) is a job, else None (a container or nothing). What lies
+    below a job's own files (nested folders, ``attempts/``) never turns a job into a container."""
+    if _exists_nofollow(path / "trajectory" / "acp_trajectory.jsonl"):
         anchor = path / "result.json" if _exists_nofollow(path / "result.json") else path / "trajectory" / "acp_trajectory.jsonl"
         return JobRef(path, anchor, "benchflow-rollout")
+    own = _own_trajectory(path)
+    if path.parent.name == "attempts" and own is not None:
+        return JobRef(path, own, "attempt")
+    if own is None and not _is_dir(path / "agent") and _attempt_dirs(path):
+        return None  # a multi-attempt trial: each attempts/NNN/ is a job (a trial with its own agent/ never is)
     if _exists_nofollow(path / "result.json"):
-        if _has_child_results(path) or _is_dir(path / "attempts"):
-            return None
+        if own is not None or any(_is_dir(path / d) for d in TRIAL_DIRS):
+            return JobRef(path, path / "result.json", "harbor-trial")
+        head = _result_head(path)
+        if _JOB_FOLDER.search(head) and not _TRIAL_RESULT.search(head):
+            return None  # a Harbor job folder: its trials are below it
+        if not _TRIAL_RESULT.search(head) and _has_child_results(path):
+            return None  # a result.json of no known shape above trials: walked as a container
         return JobRef(path, path / "result.json", "harbor-trial")
-    if path.parent.name == "attempts":
-        for rel in ANCHOR_CANDIDATES[1:]:
-            if _exists_nofollow(path / rel):
-                return JobRef(path, path / rel, "attempt")
-    if _is_dir(path / "agent") and _is_dir(path / "verifier"):
-        for rel in ANCHOR_CANDIDATES[1:]:
-            if _exists_nofollow(path / rel):
-                return JobRef(path, path / rel, "agent-dir")
+    if _is_dir(path / "agent") and _is_dir(path / "verifier") and own is not None:
+        return JobRef(path, own, "agent-dir")
     traj = _single_traj(path)
     if traj is not None:
         return JobRef(path, traj, "swe-agent-dir")
@@ -137,19 +199,24 @@ NOT_RUNS = {"result.json", "config.json", "lock.json", "package.json", "package-
 
 
 def loose_files(path: Path) -> list[Path]:
-    """Regular files (never symlinks) directly in ``path`` that may be runs: ``*.traj`` (a SWE-agent trajectory,
-    a job by itself), ``*.jsonl``, ``*.eval`` and ``*.json`` (candidates whose first bytes decide: an OpenHands
-    output, a hooklib audit log, an Inspect log, a traces file), ``*.md``/``*.markdown``/``*.txt`` (a transcript
-    export, by its first 8 KiB), sorted."""
+    """Files directly in ``path`` that may be runs: ``*.traj`` (a SWE-agent trajectory, a job by itself),
+    ``*.jsonl``, ``*.eval`` and ``*.json`` (candidates whose first bytes decide: a mini-swe-agent ``*.traj.json``,
+    an OpenHands output, a hooklib audit log, an Inspect log, a traces file), ``*.md``/``*.markdown``/``*.txt`` (a
+    transcript export, by its first 8 KiB), sorted. Regular files only, except a file whose name looks like a
+    trajectory (:func:`looks_like_trajectory`): it is listed whatever it is (a symlink, a FIFO), so that loading
+    it reports why it is not audited instead of dropping it silently."""
     out = []
     try:
         with os.scandir(path) as it:
             for entry in it:
                 name = entry.name
-                if name in NOT_RUNS or not (name.endswith(LOOSE_SUFFIXES) or name in LOOSE_NAMES):
+                named = looks_like_trajectory(name)
+                if not named and (name in NOT_RUNS or not (name.endswith(LOOSE_SUFFIXES) or name in LOOSE_NAMES)):
                     continue
                 try:
-                    if entry.is_file(follow_symlinks=False):
+                    if entry.is_dir(follow_symlinks=False):
+                        continue
+                    if named or entry.is_file(follow_symlinks=False):
                         out.append(Path(entry.path))
                 except OSError:
                     continue
@@ -165,6 +232,77 @@ def _has_child_results(path: Path) -> bool:
         if _exists_nofollow(d / "result.json") or _exists_nofollow(d / "trajectory" / "acp_trajectory.jsonl"):
             return True
     return False
+
+
+MAX_INNER_ENTRIES = 20_000  # directory entries looked at below one job (stat only) before giving up, said so
+MAX_INNER_DEPTH = 12
+
+
+@dataclass(slots=True)
+class Contents:
+    """What lies below a job directory: every file whose name looks like a trajectory (relative paths, sorted),
+    every folder inside it that looks like another run (:func:`_looks_like_run`: ``lstat``, and the first 4 KiB of
+    a nested ``result.json``), and whether the walk stopped at :data:`MAX_INNER_ENTRIES` or
+    :data:`MAX_INNER_DEPTH`."""
+
+    trajectories: list[str]
+    nested_runs: list[str]
+    truncated: bool = False
+
+
+_RUN_RECORD = re.compile(rb'"(?:agent|rewards|reward|n_total_trials)"\s*:')
+
+
+def _looks_like_run(d: Path) -> bool:
+    """A folder inside a job that looks like another run: BenchFlow's ``trajectory/acp_trajectory.jsonl``, a
+    non-empty ``attempts/``, or a ``result.json`` whose first 4 KiB read like a run record (trial keys, an agent,
+    a reward; a task's own output file that happens to be called result.json does not)."""
+    if _exists_nofollow(d / "trajectory" / "acp_trajectory.jsonl") or (d.name == "attempts" and subdirs(d)):
+        return True
+    if not _exists_nofollow(d / "result.json"):
+        return False
+    head = _result_head(d)
+    return bool(_TRIAL_RESULT.search(head) or _RUN_RECORD.search(head)) or not _is_file(d / "result.json")
+
+
+def contents(job_dir: Path) -> Contents:
+    """Walk below ``job_dir`` (never through a symlink, skipping VCS/tool caches) and report what may be a
+    run record (see :class:`Contents`)."""
+    found: list[str] = []
+    nested: list[str] = []
+    seen = 0
+    truncated = False
+    stack: list[tuple[Path, int]] = [(job_dir, 0)]
+    while stack:
+        d, depth = stack.pop()
+        if d != job_dir and _looks_like_run(d):
+            nested.append(d.relative_to(job_dir).as_posix())
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except OSError:
+            continue
+        for e in entries:
+            seen += 1
+            if seen > MAX_INNER_ENTRIES:
+                truncated = True
+                break
+            try:
+                is_dir = e.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if e.name in SKIP_DIRS:
+                    continue
+                if depth + 1 > MAX_INNER_DEPTH:
+                    truncated = True
+                    continue
+                stack.append((Path(e.path), depth + 1))
+            elif looks_like_trajectory(e.name):
+                found.append(Path(e.path).relative_to(job_dir).as_posix())
+        if truncated and seen > MAX_INNER_ENTRIES:
+            break
+    return Contents(sorted(found), sorted(nested), truncated)
 
 
 def bare_file(path: Path) -> JobRef:

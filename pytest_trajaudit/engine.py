@@ -95,6 +95,8 @@ def job_meta(job: Job) -> dict[str, Any]:
         "oracle": job.is_oracle, "trajectory_file": str(t.source) if t else None,
         "trajectory_format": t.format if t else None, "n_events": len(t.events) if t else 0,
         "trajectory_candidates": job.trajectory_candidates, "exception": job.exception,
+        "compared": job.compared, "disagreements": job.disagreements, "not_audited": job.not_audited,
+        "nested_runs": job.nested_runs, "oracle_tool_calls": job.oracle_tool_calls,
         "reward_sources": {k: v for k, v in job.verifier.rewards.items()},
         "verifier_tests": job.verifier.ctrf_summary,
         "failed_tests": [f["name"] for f in job.verifier.ctrf_failures[:10]],
@@ -128,13 +130,20 @@ def _short_error(ref: JobRef, exc: UnusableInput) -> str:
 
 
 
-def _error_meta(ref: JobRef, cfg: Settings) -> dict[str, Any]:
+def _error_meta(ref: JobRef, cfg: Settings, exc: UnusableInput) -> dict[str, Any]:
     """Meta of a job whose trajectory is unusable: what result.json says (task, agent, condition, reward), so
-    summary.json's skill impact still counts a trial that kept only its result.json."""
+    summary.json's skill impact still counts a trial that kept only its result.json; its other trajectory files
+    are listed as not audited (the unusable file itself is named by the job's error)."""
     try:
-        return job_meta(load_job(ref, cfg, with_trajectory=False))
+        meta = job_meta(load_job(ref, cfg, with_trajectory=False))
     except UnusableInput:
         return {"layout": ref.layout, "trial": ref.dir.name}
+    try:
+        failed = Path(exc.path).relative_to(ref.dir).as_posix()
+    except ValueError:
+        failed = ""
+    meta["not_audited"] = [e for e in meta.get("not_audited") or () if e.get("path") != failed]
+    return meta
 
 def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle], *, judges: bool = True) -> JobAudit:
     """Run ``principles`` on the job. A judge principle that returns a :class:`Pending` has its requests submitted
@@ -145,7 +154,7 @@ def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle], *, judges
         try:
             job = load_job(ref, cfg)
         except UnusableInput as exc:
-            return JobAudit(redact_tree(_error_meta(ref, cfg)), {}, error=clean(_short_error(ref, exc)))
+            return JobAudit(redact_tree(_error_meta(ref, cfg, exc)), {}, error=clean(_short_error(ref, exc)))
         try:
             return _audit_loaded(job, ref, cfg, principles, judges)
         finally:

@@ -157,6 +157,11 @@ class Job:
     trajectory: Trajectory | None = None
     trajectory_candidates: list[str] = field(default_factory=list)  # files considered, richest first
     files_read: list[str] = field(default_factory=list)  # every file this job's loading opened
+    compared: list[str] = field(default_factory=list)  # other candidates read and compared (loaders/candidates.py)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)  # candidates naming what the audited one lacks
+    not_audited: list[dict[str, str]] = field(default_factory=list)  # {path, reason}: files inside the job not audited
+    nested_runs: list[str] = field(default_factory=list)  # folders inside the job that look like another run
+    oracle_tool_calls: int = 0  # result.json/config.json name the oracle, yet the trajectory has this many tool calls
     task_info: Task | None = None  # the task directory, when found under --trajaudit-tasks
     task_lookup: str = ""  # why no task was found (or which directory was used)
     cache: dict[str, Any] = field(default_factory=dict)  # per-job values shared by a family's principles (advisor)

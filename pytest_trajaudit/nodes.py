@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from .advisor.collect import advisor_known
-from .discovery import JobRef, bare_file, loose_files
+from .discovery import JobRef, bare_file, looks_like_trajectory, loose_files
 from .engine import JobAudit, audit_job
 from .groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, plan
 from .loaders.multi import RECORD, claim, list_members, member_ref, node_name
@@ -210,14 +210,15 @@ class ContainerNode(JobNode):
 
 def _file_node(parent: pytest.Collector, f: Path, *, given: bool, max_file: int) -> JobNode | None:
     """The node of one file: a SWE-agent ``*.traj`` is a job; a file a format module claims is a job ("single")
-    or a :class:`ContainerNode` ("multi", from its name and first 4 KiB); a file given directly is always a job;
-    any other loose file is no job."""
+    or a :class:`ContainerNode` ("multi", from its name and first 4 KiB); a file given directly, or one whose name
+    looks like a trajectory (``discovery.looks_like_trajectory``), is always a job (loading it says why it cannot
+    be audited: never dropped silently); any other loose file is no job."""
     if f.name.endswith(".traj"):
         return JobNode.from_parent(parent, path=f, ref=bare_file(f))
     c = claim(f, max_file)
     if c is not None and c[0] == "multi":
         return ContainerNode.from_parent(parent, path=f, ref=JobRef(f.parent, f, RECORD), fmt=c[1])
-    if c is not None or given:
+    if c is not None or given or looks_like_trajectory(f.name):
         return JobNode.from_parent(parent, path=f, ref=bare_file(f))
     return None
 

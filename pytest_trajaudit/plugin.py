@@ -119,7 +119,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="a flaky task group (pass^k < 1) fails its PASSK item instead of WARN")
     g.addoption("--trajaudit-privileged-root", dest="trajaudit_privileged_root", action="append", default=None,
                 metavar="PATH", help="advisor audit (ADV-1..ADV-5): a privileged root relative to each job's task "
-                "directory (repeatable); overrides the job's advisor/task_material_manifest.json and the default "
+                "directory (repeatable); overrides the task's advisor/task_material_manifest.json and the default "
                 "layout (README.md, solution, tests), and gives every job ADV items")
     g.addoption("--trajaudit-max-file-mb", dest="trajaudit_max_file_mb", type=float, default=None,
                 help="per-file size limit in MiB (default 512)")

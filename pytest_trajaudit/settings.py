@@ -229,5 +229,5 @@ class Settings:
     rules: Rules = field(default_factory=Rules)  # trace-grader parameters (--trajaudit-rules)
     judge: JudgeConfig | None = None  # LLM judges (--trajaudit-judge …); None: judge principles stay mechanical
     # advisor audit (ADV-1..ADV-5): --trajaudit-privileged-root, relative to each job's task directory; overrides the
-    # job's advisor/task_material_manifest.json and the default Harbor layout (README.md, solution, tests)
+    # task's own advisor/task_material_manifest.json and the default Harbor layout (README.md, solution, tests)
     privileged_roots: tuple[str, ...] = ()

@@ -165,8 +165,12 @@ def test_symlinked_runs_are_never_followed(pytester: pytest.Pytester, runs: Path
     (links / "output.jsonl").symlink_to(runs / "oh" / "output.jsonl")
     (links / "one").mkdir()
     (links / "one" / "x.traj").symlink_to(elsewhere / "x.traj")
-    ids = _ids(pytester.runpytest(*BASE, "--trajaudit=runs/links", "--co", "-q"))
-    assert ids == []
+    # a symlink named like a run is never followed: the output.jsonl link is no job, and each link named like a
+    # trajectory (.eval, .traj) is a job that errors naming the link, so it is never left out without a word
+    result = pytester.runpytest(*BASE, "--trajaudit=runs/links", "-rE")
+    result.assert_outcomes(errors=4)
+    result.stdout.fnmatch_lines(["ERROR   links/link.eval: link.eval: is a symlink*",
+                                 "ERROR   links/one/x.traj: x.traj: is a symlink*"])
 
 
 def test_a_hooklib_audit_log_is_found_while_walking_a_tree(pytester: pytest.Pytester) -> None:

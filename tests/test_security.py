@@ -407,7 +407,7 @@ def test_symlinked_subdirectory_is_not_followed(pytester: pytest.Pytester) -> No
     (only / "verifier").mkdir()
     result = run(pytester, "--trajaudit=runs", *BASE, "--doctest-modules")
     assert_no_markers(pytester)
-    assert_job_errors(result, "only_link", "agent/acp_trajectory.jsonl", "symlink")
+    assert_job_errors(result, "only_link", "agent: is a symlink")
     result.assert_outcomes(passed=2, errors=2)
     result.stdout.fnmatch_lines(["*with_own/result.json ..*"])
 
@@ -644,12 +644,13 @@ def test_devices_sockets_and_fifos_are_never_read(pytester: pytest.Pytester) -> 
         else:
             os.mkfifo(f)
     os.mkfifo(runs / "output.jsonl")  # loose candidates in the container: their head is never read
-    _mknod_or_skip(runs / "log.eval")
+    _mknod_or_skip(runs / "log.eval")  # named like a run (an Inspect log): a job that says why it is unusable
     _unix_socket(runs / "traces.json")
     result = run(pytester, "--trajaudit=runs", *BASE)
     for name, rel in slots.items():
         assert_job_errors(result, name, rel, "not a regular file")
-    result.assert_outcomes(passed=2, errors=2 * len(slots))
+    assert_job_errors(result, "log.eval", "not a regular file")
+    result.assert_outcomes(passed=2, errors=2 * len(slots) + 2)
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
 
@@ -675,7 +676,7 @@ def test_symlinks_to_etc_and_to_other_jobs_in_every_slot(pytester: pytest.Pytest
         "reward_etc": ("verifier/reward.txt", Path("/etc/hostname"), "verifier/reward.txt"),
         "prompts_other_job": ("prompts.json", good / "prompts.json", "prompts.json"),
         "verifier_dir_etc": ("verifier", Path("/etc"), "verifier/"),
-        "trajdir_other_job": ("trajectory", good / "trajectory", "trajectory/acp_trajectory.jsonl"),
+        "trajdir_other_job": ("trajectory", good / "trajectory", "trajectory: is a symlink"),
         "ctrf_etc": ("verifier/ctrf.json", Path("/etc/os-release"), "verifier/ctrf.json"),
     }
     for name, (rel, target, _) in links.items():

@@ -128,11 +128,15 @@ def test_report_writes_report_md_and_a_schema_valid_summary(pytester: pytest.Pyt
 
 
 def test_oracle_only_job_without_a_trajectory_is_oracle_not_error(pytester: pytest.Pytester, layout: Path) -> None:
+    # the oracle is named by the trial's own records: result.json's agent, else Harbor's config.json (a folder name
+    # decides nothing: tests/test_discovery_trust.py)
     for name, agent in (("oracle__2", None), ("other__oracle", "oracle")):
         d = layout / "runs" / name
         (d / "verifier").mkdir(parents=True)
         doc = result_doc(reward=1.0, trial=name, **({"agent": agent} if agent else {}))
         (d / "result.json").write_text(json.dumps(doc))
+        if agent is None:
+            (d / "config.json").write_text(json.dumps({"agent": {"name": "oracle"}}))
     out = layout / "out"
     result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", CODES, f"--trajaudit-report={out}")
     result.stdout.fnmatch_lines(["5 job(s): 1 CLEAN, 1 WARN, 3 ORACLE"])

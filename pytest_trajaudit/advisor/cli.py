@@ -5,11 +5,13 @@ many (advisor-audit.md "Run it", "Output and exit codes"). No pytest here: the s
                     [--output FILE] [--no-judge] [--judge-model M] [--judge-base-url URL]
                     [--judge-api-key-env VAR] [--judge-provider P] [--judge-timeout S] [--judge-retries N]
                     [--judge-cache DIR|off]
-    trajaudit summarize PATH [PATH ...] [--json]
+    trajaudit summarize --audits DIR [ATTEMPT ...] [--json]
 
 Exit codes of ``audit``: 0 pass or pass_mechanical_only; 1 fail or inconclusive; 2 unusable input (no verdict,
 nothing written). ``summarize``: 0 when every attempt passed, 1 when one did not (or has no audit), 2 when a
-PATH or an audit.json is unusable.
+path or an audit is unusable (not written by ``trajaudit audit``, its trajectory changed since, or the audit
+directory lies inside an audited attempt). ``summarize`` reads only the audit directory the user names, never an
+``advisor/audit.json`` inside an attempt.
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from ..loaders.task import PrivilegedUnreadable
 from ..model import UnusableInput
 
 PASSING = ("pass", "pass_mechanical_only")
-AUDIT_REL = "advisor/audit.json"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,10 +46,11 @@ def _audit_parser() -> argparse.ArgumentParser:
                     "agent/trajectory.json, agent/mini-swe-agent.trajectory.json, trajectory.json, then any "
                     "*trajectory*.json beneath the attempt directory")
     ap.add_argument("--privileged-root", action="append", dest="privileged_roots", metavar="PATH",
-                    help="a privileged root relative to --task-dir (repeatable); overrides the attempt's "
-                    "advisor/task_material_manifest.json and the default layout (README.md, solution, tests)")
-    ap.add_argument("--output", help="also write the audit JSON here, mode 0600 (summarize reads "
-                    "<attempt-dir>/advisor/audit.json)")
+                    help="a privileged root relative to --task-dir (repeatable); overrides the task's own "
+                    "advisor/task_material_manifest.json and the default layout (README.md, solution, tests); "
+                    "the attempt directory is never consulted")
+    ap.add_argument("--output", help="also write the audit JSON here, mode 0600 (trajaudit summarize --audits DIR "
+                    "reads the audits in DIR: keep DIR outside the attempts)")
     ap.add_argument("--no-judge", action="store_true", help="mechanical checks only (verdict at best "
                     "pass_mechanical_only)")
     ap.add_argument("--judge-model", help="judge model (default $JUDGE_MODEL, else $ADVISOR_MODEL)")
@@ -168,65 +170,129 @@ def audit_main(argv: list[str]) -> int:
 
 # --- summarize --------------------------------------------------------------------------------------------------
 
-def _read_audit(attempt: Path) -> tuple[str, str]:
-    """(verdict or missing/error, first reason or the error) of ``attempt/advisor/audit.json``."""
-    from ..safeio import Budget, decode_text, file_kind, read_bytes
+def _inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (after symlinks) is ``root`` or lies below it (after symlinks)."""
+    p, r = os.path.realpath(path), os.path.realpath(root)
+    return p == r or p.startswith(r.rstrip(os.sep) + os.sep)
 
-    kind = file_kind(attempt, AUDIT_REL)
-    if kind == "missing":
-        return "missing", f"no {AUDIT_REL}"
+
+def _read_audit(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """(the audit JSON, "") of one file in the audit directory, or (None, why it cannot be used)."""
+    from ..safeio import Budget, decode_text, read_bytes
+
     try:
-        data = read_bytes(attempt, AUDIT_REL, Budget(64 * 1024 * 1024, 64 * 1024 * 1024))
-        doc = json.loads(decode_text(data, attempt / AUDIT_REL))
+        doc = json.loads(decode_text(read_bytes(path.parent, path.name, Budget(64 * 1024 * 1024, 64 * 1024 * 1024)),
+                                     path))
     except UnusableInput as exc:
-        return "error", exc.reason
+        return None, exc.reason
     except ValueError as exc:
-        return "error", f"not JSON: {exc}"
-    verdict = doc.get("verdict") if isinstance(doc, dict) else None
-    if verdict not in ("pass", "pass_mechanical_only", "inconclusive", "fail"):
-        return "error", f"{AUDIT_REL} holds no advisor verdict"
-    reasons = doc.get("verdict_reasons") if isinstance(doc.get("verdict_reasons"), list) else []
-    return verdict, str(reasons[0]) if reasons else ""
+        return None, f"not JSON: {exc}"
+    if not isinstance(doc, dict) or doc.get("verdict") not in ("pass", "pass_mechanical_only", "inconclusive", "fail"):
+        return None, "holds no advisor verdict"
+    if not all(isinstance(doc.get(k), str) for k in ("attempt_dir", "trajectory", "trajectory_sha256")):
+        return None, "not written by trajaudit audit (no attempt_dir, trajectory and trajectory_sha256)"
+    return doc, ""
 
 
-def _attempts(path: Path) -> list[Path]:
-    """``path`` itself when it holds advisor/audit.json (or advisor/), else its subdirectories (never symlinks)."""
+def _check_audit(doc: dict[str, Any], audits: Path) -> str:
+    """Why an audit cannot be trusted now (its directory lies inside the attempt it judged, its trajectory is
+    gone or changed since), or ""."""
+    from .core import file_sha256
+
+    attempt, traj = Path(doc["attempt_dir"]), Path(doc["trajectory"])
+    if _inside(audits, attempt):
+        return "the audit directory lies inside the audited attempt (the run could have written it)"
     try:
-        os.lstat(path / "advisor")
+        digest = file_sha256(traj)
+    except UnusableInput as exc:
+        return f"audited trajectory {traj}: {exc.reason}"
+    if digest != doc["trajectory_sha256"]:
+        return f"audited trajectory {traj} changed since the audit: re-run trajaudit audit"
+    return ""
+
+
+def _audit_files(audits: Path) -> list[Path]:
+    """The ``*.json`` regular files (never symlinks) directly in the audit directory, sorted."""
+    out = []
+    with os.scandir(audits) as it:
+        for e in it:
+            if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
+                out.append(Path(e.path))
+    return sorted(out)
+
+
+def _attempt_dirs(path: Path) -> list[Path]:
+    """``path`` itself when it holds a trajectory at one of the usual positions, else its subdirectories (never
+    symlinks)."""
+    from .core import TRAJECTORY_LOOKUP
+
+    if any(os.path.lexists(path / rel) for rel in TRAJECTORY_LOOKUP):
         return [path]
-    except OSError:
-        pass
     out = []
     with os.scandir(path) as it:
         for e in it:
             if e.is_dir(follow_symlinks=False) and not e.name.startswith("."):
                 out.append(Path(e.path))
-    return sorted(out)
+    return sorted(out) or [path]
 
 
 def summarize_main(argv: list[str]) -> int:
-    ap = _Parser(prog="trajaudit summarize", description="Advisor verdicts of attempts: each PATH is an attempt "
-                 "(it holds advisor/audit.json) or a directory of attempts.")
-    ap.add_argument("paths", nargs="+", metavar="PATH")
+    ap = _Parser(prog="trajaudit summarize", description="Advisor verdicts from the audits trajaudit audit wrote "
+                 "(--output) to an audit directory outside the audited attempts. An audit.json found inside an "
+                 "attempt is never read: the run could have written it.")
+    ap.add_argument("--audits", required=True, metavar="DIR",
+                    help="the directory holding the audit JSON files (trajaudit audit --output DIR/<name>.json); it "
+                    "must lie outside every audited attempt")
+    ap.add_argument("attempts", nargs="*", metavar="ATTEMPT",
+                    help="attempt directories (or directories of attempts) that must each have an audit in DIR "
+                    "('missing' otherwise); default: every audit in DIR")
     ap.add_argument("--json", action="store_true", help="print JSON instead of lines")
     args = ap.parse_args(argv)
-    rows: list[dict[str, str]] = []
-    for p in args.paths:
+    audits = Path(os.path.abspath(args.audits))
+    try:
+        st = os.lstat(audits)
+    except OSError:
+        return _error(f"--audits {args.audits}: not found")
+    if not stat.S_ISDIR(st.st_mode):
+        return _error(f"--audits {args.audits}: not a directory (symlinks are never followed)")
+    wanted: list[Path] = []
+    for p in args.attempts:
         path = Path(os.path.abspath(p))
         try:
-            st = os.lstat(path)
+            pst = os.lstat(path)
         except OSError:
             return _error(f"{p}: not found")
-        if not stat.S_ISDIR(st.st_mode):
+        if not stat.S_ISDIR(pst.st_mode):
             return _error(f"{p}: not a directory (symlinks are never followed)")
+        if _inside(audits, path):
+            return _error(f"--audits {args.audits} lies inside the audited tree {p}: refused (an audit there could "
+                          "have been written by the run)")
         try:
-            attempts = _attempts(path)
+            wanted += _attempt_dirs(path)
         except OSError as exc:
             return _error(f"{p}: cannot be listed: {exc.strerror or exc}")
-        for a in attempts:
-            verdict, why = _read_audit(a)
-            rows.append({"attempt": os.path.relpath(a) if not os.path.isabs(p) else str(a), "verdict": verdict,
-                         "reason": why})
+    try:
+        files = _audit_files(audits)
+    except OSError as exc:
+        return _error(f"--audits {args.audits}: cannot be listed: {exc.strerror or exc}")
+    rows: list[dict[str, str]] = []
+    by_attempt: dict[str, dict[str, str]] = {}
+    for f in files:
+        doc, why = _read_audit(f)
+        if doc is None:
+            rows.append({"attempt": "", "audit": str(f), "verdict": "error", "reason": why})
+            continue
+        why = _check_audit(doc, audits)
+        reasons = doc.get("verdict_reasons") if isinstance(doc.get("verdict_reasons"), list) else []
+        row = {"attempt": doc["attempt_dir"], "audit": str(f), "verdict": "error" if why else doc["verdict"],
+               "reason": why or (str(reasons[0]) if reasons else "")}
+        rows.append(row)
+        by_attempt[os.path.realpath(doc["attempt_dir"])] = row
+    if wanted:
+        picked = [by_attempt.get(os.path.realpath(a)) or {"attempt": str(a), "audit": "", "verdict": "missing",
+                                                            "reason": f"no audit of it in {args.audits}"}
+                  for a in wanted]
+        rows = picked + [r for r in rows if r["verdict"] == "error" and not r["attempt"]]
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
@@ -235,8 +301,8 @@ def summarize_main(argv: list[str]) -> int:
     else:
         for r in rows:
             reason = r["reason"] if len(r["reason"]) <= 140 else r["reason"][:139] + "…"
-            print(f"{r['verdict']:<21} {r['attempt']}" + (f": {reason}" if reason and r["verdict"] not in PASSING
-                                                           else ""))
+            print(f"{r['verdict']:<21} {r['attempt'] or r['audit']}"
+                  + (f": {reason}" if reason and r["verdict"] not in PASSING else ""))
         order = ("fail", "inconclusive", "error", "missing", "pass_mechanical_only", "pass")
         print(f"{len(rows)} attempt(s): " + (", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)) or "none"))
     if any(r["verdict"] == "error" for r in rows):

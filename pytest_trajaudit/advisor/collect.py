@@ -2,12 +2,11 @@
 ``lstat`` only (nothing is read):
 
 - ``--trajaudit-privileged-root`` is given (every job);
-- the job directory has an ``advisor/`` entry (a directory, or a symlink or file that its items then report as
-  unusable input);
 - its task directory is found under ``--trajaudit-tasks`` by the task part of the job folder's name
   (``<task>__<trial>``) or the folder name itself. A task named only inside ``result.json`` is not seen here
   (collection reads no file): give ``--trajaudit-privileged-root`` (e.g. the default layout's roots) to audit
   such jobs.
+Nothing inside the job decides it (an ``advisor/`` folder the run wrote is never read: DESIGN.md, ``discovery.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from pathlib import Path
 
 from ..discovery import JobRef
 from ..loaders.task import _is_task_dir
-from .layout import advisor_dir_kind
 
 DIR_LAYOUTS_EXCLUDED = ("bare-file", "record")
 
@@ -34,7 +32,5 @@ def advisor_known(ref: JobRef, privileged_roots: Iterable[str], tasks_dirs: Iter
         return True
     if ref.layout in DIR_LAYOUTS_EXCLUDED:
         return False
-    if advisor_dir_kind(ref.dir):
-        return True
     names = _names(ref)
     return any(_is_task_dir(d / n) or (d.name == n and _is_task_dir(d)) for d in tasks_dirs for n in names)

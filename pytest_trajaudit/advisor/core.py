@@ -374,8 +374,18 @@ def read_reward(attempt_dir: Path) -> tuple[float | None, str | None]:
     return None, None
 
 
-def layout_for(attempt_dir: Path | None, privileged_roots: Sequence[str] | None) -> Layout:
-    return resolve_layout(attempt_dir, list(privileged_roots) if privileged_roots else None)
+def file_sha256(path: Path, max_bytes: int | None = None) -> str:
+    """SHA-256 of a file's bytes, read without following a symlink and within the trajectory size limit: ties an
+    audit to the exact trajectory it judged (``trajaudit summarize`` checks it)."""
+    import hashlib
+
+    budget = Budget() if max_bytes is None else Budget(max_bytes, max_bytes)
+    return hashlib.sha256(read_bytes(path.parent, path.name, budget)).hexdigest()
+
+
+def layout_for(task_dir: Path | None, privileged_roots: Sequence[str] | None) -> Layout:
+    """The privileged layout from the flag or the task directory's own manifest (never from the attempt)."""
+    return resolve_layout(task_dir, list(privileged_roots) if privileged_roots else None)
 
 
 _URL = re.compile(r"^https?://[^\s/?#]+(?::\d+)?(?:/[^\s]*)?$", re.I)
@@ -409,7 +419,7 @@ def run_audit(attempt_dir: str | Path, task_dir: str | Path, *, trajectory: str 
         if why:
             raise UnusableInput("--judge-base-url", why)
     traj = Path(os.path.abspath(trajectory)) if trajectory is not None else find_trajectory(attempt)
-    layout = layout_for(attempt, privileged_roots)
+    layout = layout_for(task, privileged_roots)
     side = task_side(task, layout)
     reward, source = read_reward(attempt)
     text, kind = read_trajectory(traj)
@@ -431,5 +441,5 @@ def run_audit(attempt_dir: str | Path, task_dir: str | Path, *, trajectory: str 
             coh = judging.outcome("coherence", futs["coherence"].result())
             leak = judging.outcome("leakage", futs["leakage"].result())
     audit = assemble(prep.state, coh, leak)
-    audit = {"attempt_dir": str(attempt), "trajectory": str(traj), **audit}
+    audit = {"attempt_dir": str(attempt), "trajectory": str(traj), "trajectory_sha256": file_sha256(traj), **audit}
     return audit

@@ -1,23 +1,24 @@
-"""Which privileged material the advisor audit checks (advisor-audit.md "Which privileged material is checked").
+"""Which privileged material the advisor audit checks: only what the task side says, never the attempt.
 
 Precedence, first that applies:
 1. ``--privileged-root PATH`` (repeatable; ``privileged_roots=`` in :func:`~pytest_trajaudit.advisor.core.run_audit`;
-   ``--trajaudit-privileged-root`` in pytest): the roots, relative to the task directory. It overrides everything,
-   and the attempt's ``advisor/`` folder is then never looked at.
-2. ``<attempt>/advisor/task_material_manifest.json`` that records ``privileged_roots`` (at its top level or in a
-   ``layout`` object): its ``privileged_roots`` and ``excluded_directory_names``, the other layout fields at their
-   defaults. Without a flag the audit refuses (unusable input) rather than guess when the layout is unknown: an
-   ``advisor/`` that is a symlink or not a directory, a manifest that is a symlink or not a regular file, a manifest
-   that cannot be read or cannot be read as a layout, an ``advisor/`` the auditor may not read.
+   ``--trajaudit-privileged-root`` in pytest): the roots, relative to the task directory. It overrides everything.
+2. The task's own manifest ``<task-dir>/advisor/task_material_manifest.json`` that records ``privileged_roots`` (at
+   its top level or in a ``layout`` object): its ``privileged_roots`` and ``excluded_directory_names``, the other
+   layout fields at their defaults. Without a flag the audit refuses (unusable input) rather than guess when that
+   layout is unknown: an ``advisor/`` that is a symlink or not a directory, a manifest that is a symlink or not a
+   regular file, a manifest that cannot be read or cannot be read as a layout, an ``advisor/`` the auditor may not
+   read.
 3. Otherwise (no ``advisor/``, no manifest, or a manifest without a layout: material built with
    ``TaskMaterial.from_texts``) the default Harbor layout ``README.md``, ``solution``, ``tests``.
 
-Stat and read only; symlinks are never followed and special files never opened.
+The attempt directory is never consulted: it is written by the run being audited, and a manifest planted there
+(naming no privileged root, or a root that holds nothing) would otherwise turn a verbatim leak of the solution into
+a pass. Stat and read only; symlinks are never followed and special files never opened.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import stat
@@ -88,14 +89,15 @@ def _lstat(p: Path, what: str) -> os.stat_result | None:
         raise UnusableInput(p, f"cannot read {what}: {exc.strerror or exc}") from None
 
 
-def resolve_layout(attempt_dir: Path | None, flag_roots: list[str] | tuple[str, ...] | None = None) -> Layout:
-    """The layout to load privileged material with (see the module docstring); raises :class:`UnusableInput`
-    naming the file when the layout cannot be known."""
+def resolve_layout(task_dir: Path | None, flag_roots: list[str] | tuple[str, ...] | None = None) -> Layout:
+    """The layout to load privileged material with, from the flag or the task directory's own manifest (see the
+    module docstring; never from an attempt); raises :class:`UnusableInput` naming the file when the layout
+    cannot be known."""
     if flag_roots:
         return flag_layout(flag_roots)
-    if attempt_dir is None:
+    if task_dir is None:
         return DEFAULT_LAYOUT
-    adv = attempt_dir / "advisor"
+    adv = task_dir / "advisor"
     st = _lstat(adv, "the advisor/ directory")
     if st is None:
         return DEFAULT_LAYOUT
@@ -108,7 +110,7 @@ def resolve_layout(attempt_dir: Path | None, flag_roots: list[str] | tuple[str, 
         os.close(fd)
     except OSError as exc:
         raise UnusableInput(adv, f"cannot read the advisor/ directory: {exc.strerror or exc}") from None
-    man = attempt_dir / MANIFEST
+    man = task_dir / MANIFEST
     st = _lstat(man, "the material manifest")
     if st is None:
         return DEFAULT_LAYOUT
@@ -117,7 +119,7 @@ def resolve_layout(attempt_dir: Path | None, flag_roots: list[str] | tuple[str, 
     if not stat.S_ISREG(st.st_mode):
         raise UnusableInput(man, "the material manifest is not a regular file; pass --privileged-root")
     try:
-        data = read_bytes(attempt_dir, MANIFEST, Budget(MAX_MANIFEST_BYTES, MAX_MANIFEST_BYTES))
+        data = read_bytes(task_dir, MANIFEST, Budget(MAX_MANIFEST_BYTES, MAX_MANIFEST_BYTES))
         text = decode_text(data, man)
         doc = orjson.loads(text)
     except UnusableInput as exc:
@@ -155,12 +157,3 @@ def manifest_layout(doc: Any, path: str | Path = MANIFEST) -> Layout:
                                       "not a list of directory names")
         excluded = tuple(dict.fromkeys(excl))
     return Layout(tuple(dict.fromkeys(normalize_root(r) for r in roots)), excluded, "manifest")
-
-
-def advisor_dir_kind(job_dir: Path) -> bool:
-    """Whether ``job_dir/advisor`` exists in any form (stat only; a symlink counts: it is reported at load)."""
-    try:
-        os.lstat(job_dir / "advisor")
-    except OSError as exc:
-        return exc.errno not in (errno.ENOENT, errno.ENOTDIR)
-    return True

@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..discovery import JobRef
+from ..discovery import JobRef, contents
 from ..model import Job, Trajectory, UnusableInput, Verifier
+from ..redact import printable
 from ..safeio import (
     Budget,
     Parsed,
@@ -24,7 +25,7 @@ from ..safeio import (
     read_bytes,
 )
 from ..settings import Settings
-from . import multi
+from . import candidates, multi
 from .common import MAX_NESTING
 from .sniff import detect, load_trajectory
 from .task import attach_task
@@ -32,17 +33,11 @@ from .task import attach_task
 # Jobs that are one file, or one record of a multi-record file: no result.json / verifier / prompts around them.
 FILE_LAYOUTS = ("bare-file", multi.RECORD)
 
-# Trajectory files by preference: the richest first (tool status and full results beat summaries).
-TRAJECTORY_CANDIDATES = (
-    "trajectory/acp_trajectory.jsonl",  # BenchFlow's canonical ACP stream (the seed's own input)
-    "agent/acp_trajectory.jsonl",
-    "agent/claude-code.txt",  # Claude stream-json: tool results with is_error, final result line
-    "agent/trajectory.json",  # Harbor ATIF (or another JSON trajectory)
-    "trainer/atif.json",
-    "agent/mini-swe-agent.trajectory.json",
-    "trajectory.json",
-)
-GLOB_CANDIDATES = ("agent/*.traj.json", "*.traj.json", "agent/sessions/projects/*/*.jsonl", "agent/*.jsonl")
+# Every position a job's trajectory may have (the union of the layouts' precedence lists, ``candidates.py``).
+TRAJECTORY_CANDIDATES = tuple(dict.fromkeys(p for o in (*candidates.PRECEDENCE.values(), candidates.DEFAULT_PRECEDENCE)
+                                            for p in o if "*" not in p))
+GLOB_CANDIDATES = tuple(dict.fromkeys(p for o in (*candidates.PRECEDENCE.values(), candidates.DEFAULT_PRECEDENCE)
+                                      for p in o if "*" in p))
 
 _NOSKILL = re.compile(r"(?:^|[-_/])(?:no[-_]?skills?|without[-_]skills?|tasks-no-skills|control)(?:$|[-_/])", re.I)
 _SKILL = re.compile(r"(?:^|[-_/])(?:with[-_]?skills?|skills|treatment)(?:$|[-_/])", re.I)
@@ -160,25 +155,17 @@ def _optional(job: Job, base: Path, rel: str) -> str | None:
 
 
 def _pick_trajectory(ref: JobRef, base: Path) -> tuple[str | None, list[str]]:
+    """The audited trajectory (the first of the layout's precedence list that is a non-empty regular file; the
+    last one found is taken even when empty, to report it) and every candidate that exists. A symlink or special
+    file met before it is unusable input: never skipped for a file further down the list."""
     if ref.layout in FILE_LAYOUTS or ref.layout == "swe-agent-dir":  # the job is its anchor file
         return ref.anchor.name, [ref.anchor.name]
-    seen: list[str] = []
-    for rel in TRAJECTORY_CANDIDATES:
-        kind = file_kind(base, rel)
-        if kind != "missing":
-            seen.append(rel)
-    for pattern in GLOB_CANDIDATES:
-        prefix = pattern.split("*", 1)[0].rstrip("/")  # literal directory part, e.g. "agent/sessions/projects"
-        if prefix and file_kind(base, prefix) != "dir":
-            continue  # Path.glob follows symlinks: never list a directory outside the job through one
-        for p in sorted(base.glob(pattern)):
-            rel = str(p.relative_to(base))
-            if rel not in seen and file_kind(base, rel) != "missing":
-                seen.append(rel)
+    seen = candidates.positions(base, ref.layout)
     for rel in seen:
         kind = file_kind(base, rel)
-        if kind == "symlink":
-            raise UnusableInput(base / rel, "is a symlink (symlinks are never followed)")
+        if kind == "symlink":  # name the symlink itself: a linked agent/ folder, not a file name inside it
+            link = next((p for p in _prefixes(rel) if file_kind(base, p) == "symlink"), rel)
+            raise UnusableInput(base / link, "is a symlink (symlinks are never followed)")
         if kind == "special":  # name the FIFO/device itself rather than report "no trajectory found"
             raise UnusableInput(base / rel, "not a regular file (FIFOs, devices and directories are never read)")
         if kind != "file":
@@ -190,6 +177,12 @@ def _pick_trajectory(ref: JobRef, base: Path) -> tuple[str | None, list[str]]:
             continue
         return rel, seen
     return None, seen
+
+
+def _prefixes(rel: str) -> list[str]:
+    """``a``, ``a/b``, ``a/b/c`` for ``a/b/c``."""
+    parts = rel.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
 
 def load_job(ref: JobRef, cfg: Settings, *, with_trajectory: bool = True) -> Job:
@@ -209,50 +202,100 @@ def load_job(ref: JobRef, cfg: Settings, *, with_trajectory: bool = True) -> Job
         _load_verifier(job, base, budget)
         if _optional(job, base, "prompts.json"):
             job.instruction = _prompt_text(load_json_any(base, "prompts.json", budget), base / "prompts.json")
+    claimed = _oracle_claim(job, ref, budget)
     if not with_trajectory:
-        job.is_oracle = _is_oracle(job, ref)
+        job.is_oracle = claimed
         job.config = _config_name(job)
+        if ref.layout not in FILE_LAYOUTS and ref.layout != "swe-agent-dir":
+            inner = contents(base)
+            job.not_audited = [candidates.entry(r, "not read: the job's trajectory is unusable input")
+                               for r in dict.fromkeys([*candidates.positions(base, ref.layout), *inner.trajectories])]
+            job.nested_runs = [printable(r) for r in inner.nested_runs]
         return job
     rel, seen = _pick_trajectory(ref, base)
     job.trajectory_candidates = seen
-    if rel is None and _is_oracle(job, ref):
+    if rel is None and claimed:
         # the oracle is never audited (it counts only through its reward): no trajectory needed
         job.is_oracle = True
         job.trajectory = Trajectory(format="none", source="")
         job.config = "oracle"
+        _review(job, ref, None, seen, None, cfg)
         return job
     if rel is None:
-        looked = ", ".join(TRAJECTORY_CANDIDATES[:4]) + ", ..."
+        looked = ", ".join(candidates.order(ref.layout)[:4]) + ", ..."
         raise UnusableInput(base, f"no trajectory found (looked for {looked})")
     if ref.member is not None:
         job.trajectory = _load_record(job, ref, budget)
     else:
         multi.release()  # a single-file job: drop any cached multi-record container
-        path = base / rel
         job.files_read.append(rel)
-        log_lines = rel.endswith("claude-code.txt")  # CLI stdout capture: plain-text warnings between JSON lines
-        parsed = None if cfg.literal else _streamed(base, rel, budget, log_lines)
-        if parsed is None:
-            parsed = parse_text(decode_text(read_bytes(base, rel, budget), path), path, log_lines=log_lines)
-        try:
-            job.trajectory = load_trajectory(parsed, path)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
-            # hostile shapes (e.g. {"type": [1]}) can trip a format's sniff(): unusable input, never a traceback
-            raise UnusableInput(path, f"malformed trajectory: {type(exc).__name__}: {str(exc)[:160]}") from None
+        job.trajectory = _read_trajectory(base, rel, budget, cfg.literal)
         _apply_trajectory_facts(job, ref, job.trajectory.meta)
     meta = job.trajectory.meta
     job.model = job.model or str(meta.get("model") or "")
     job.agent = job.agent or str(meta.get("agent") or "")
     if job.condition is None:
         job.condition = _condition_from_init(meta, cfg)
-    job.is_oracle = _is_oracle(job, ref)
+    tools = sum(1 for e in job.trajectory.events if e.is_tool)
+    # an oracle runs the reference solution, not an agent: a trajectory with tool calls under the oracle's name is
+    # audited like any agent run (P7 says why)
+    job.is_oracle = claimed and tools == 0
+    job.oracle_tool_calls = tools if claimed else 0
     job.config = _config_name(job)
+    _review(job, ref, rel, seen, job.trajectory, cfg)
     attach_task(job, cfg.tasks_dirs)
     if not job.instruction and job.task_info is not None:
         job.instruction = job.task_info.instruction
     if not job.instruction:
         job.instruction = next((e.text for e in job.trajectory.events if e.type == "user_message" and e.text), "")
     return job
+
+
+def _read_trajectory(base: Path, rel: str, budget: Budget, literal: bool) -> Trajectory:
+    """Read and load one trajectory file: streamed line by line when its format allows (never in literal mode),
+    else whole."""
+    path = base / rel
+    log_lines = rel.endswith("claude-code.txt")  # CLI stdout capture: plain-text warnings between JSON lines
+    parsed = None if literal else _streamed(base, rel, budget, log_lines)
+    if parsed is None:
+        parsed = parse_text(decode_text(read_bytes(base, rel, budget), path), path, log_lines=log_lines)
+    try:
+        return load_trajectory(parsed, path)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
+        # hostile shapes (e.g. {"type": [1]}) can trip a format's sniff(): unusable input, never a traceback
+        raise UnusableInput(path, f"malformed trajectory: {type(exc).__name__}: {str(exc)[:160]}") from None
+
+
+def _review(job: Job, ref: JobRef, rel: str | None, seen: list[str], traj: Trajectory | None, cfg: Settings) -> None:
+    """Compare the job's other trajectory files with the audited one (``candidates.review``). A job that is one
+    file (a bare file, a record, a SWE-agent instance dir) has no other candidates."""
+    if ref.layout in FILE_LAYOUTS or ref.layout == "swe-agent-dir":
+        return
+    r = candidates.review(ref.dir, rel, seen, traj,
+                          lambda base, other, budget: _read_trajectory(base, other, budget, cfg.literal),
+                          cfg.max_file_bytes, cfg.max_job_bytes)
+    job.compared, job.disagreements, job.not_audited, job.nested_runs = \
+        r.compared, r.disagreements, r.not_audited, r.nested_runs
+
+
+def _oracle_claim(job: Job, ref: JobRef, budget: Budget) -> bool:
+    """Whether the trial's own records name the oracle agent: result.json's agent (read above), else config.json's
+    ``agent.name`` at the trial root. Never the trajectory's metadata (the agent writes its trajectory) nor a
+    folder name. A config.json that cannot be read names no agent."""
+    if ref.layout in FILE_LAYOUTS:
+        return False
+    if job.agent:
+        return job.agent.lower() == "oracle"
+    if file_kind(ref.dir, "config.json") != "file":
+        return False
+    try:
+        doc = load_json_object(ref.dir, "config.json", budget)
+    except UnusableInput:
+        return False
+    name = _get(doc, "agent", "name") or _get(doc, "config", "agent", "name")
+    if not isinstance(name, str) and isinstance(doc.get("agent"), str):
+        name = doc["agent"]
+    return isinstance(name, str) and name.lower() == "oracle"
 
 
 def _streamed(base: Path, rel: str, budget: Budget, log_lines: bool) -> Parsed | None:
@@ -308,10 +351,6 @@ def _apply_reward(job: Job, reward: Any, source: Any) -> None:
     src = str(source or "trajectory")
     job.verifier.rewards[src] = r
     job.verifier.reward, job.verifier.reward_source = r, src
-
-
-def _is_oracle(job: Job, ref: JobRef) -> bool:
-    return job.agent.lower() == "oracle" or ref.dir.name.lower().startswith("oracle")
 
 
 def load_json_any(base: Path, rel: str, budget: Budget) -> Any:

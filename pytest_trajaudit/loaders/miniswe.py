@@ -72,6 +72,30 @@ def sniff(parsed: Parsed) -> bool:
     return False
 
 
+_HEAD_FORMAT = re.compile(rb'"trajectory_format"\s*:\s*"mini-swe-agent')
+_HEAD_INFO = re.compile(rb'^\{\s*"info"\s*:\s*\{')
+_HEAD_LIST = re.compile(rb'^\[\s*\{\s*"role"\s*:')
+
+
+def claims(name: str, head: bytes) -> str | None:
+    """At collection, from the first 4 KiB: a mini-swe-agent trajectory is a run of its own ("single"), wherever
+    it lies (its batch layout ``<instance>/<instance>.traj.json`` has no Harbor parent). Recognised by content: a
+    ``trajectory_format`` naming mini-swe-agent, an object that opens with ``info`` holding mini-swe-agent's run
+    keys (``mini_version``, or ``exit_status`` and ``model_stats``), or a list of role messages carrying the
+    markers of its prompt (the bash fence, ``<returncode>``, the submit sentinel). The name alone decides
+    nothing."""
+    if not name.endswith(".json"):
+        return None
+    body = head.removeprefix(b"\xef\xbb\xbf").lstrip()
+    if _HEAD_FORMAT.search(body):
+        return "single"
+    if _HEAD_INFO.match(body) and (b'"mini_version"' in body or (b'"exit_status"' in body and b'"model_stats"' in body)):
+        return "single"
+    if _HEAD_LIST.match(body) and any(m.encode() in body for m in _MARKERS):
+        return "single"
+    return None
+
+
 # --------------------------------------------------------------------------- helpers
 
 

@@ -98,8 +98,10 @@ def _multi_modules() -> list[Any]:
 
 def claim(path: Path, max_file: int | None = None) -> tuple[str, Any] | None:
     """("multi" | "single", module) when a format module claims the file from its name and first 4 KiB (read
-    whatever the file's size: the limits are enforced when it is listed or loaded); None when none does, or when
-    the head cannot be read (a file given directly is then left to the normal load, which reports why)."""
+    whatever the file's size: the limits are enforced when it is listed or loaded), or when the complete lines of
+    that head are a single-run JSON Lines format (``sniff.sniff_head``: a Claude Code session, a Codex rollout, an
+    ACP stream); None when none does, or when the head cannot be read (a file given directly is then left to the
+    normal load, which reports why)."""
     n = TEXT_HEAD if path.name.lower().endswith(TEXT_SUFFIXES) else HEAD_BYTES  # a transcript's turns need more
     try:
         head = read_head(path.parent, path.name, n)
@@ -112,7 +114,10 @@ def claim(path: Path, max_file: int | None = None) -> tuple[str, Any] | None:
             continue
         if verdict in ("multi", "single"):
             return verdict, mod
-    return None
+    from .sniff import sniff_head
+
+    single = sniff_head(path.name, head, len(head) < n)
+    return ("single", single) if single is not None else None
 
 
 def list_members(ref: JobRef, max_file: int, mod: Any = None) -> list[str]:
@@ -208,15 +213,15 @@ def load_record(ref: JobRef, budget: Budget) -> tuple[Trajectory, dict[str, Any]
 
 def file_jobs(path: Path, max_file: int, *, given: bool) -> list[JobRef]:
     """The jobs of one file: one per member when a module claims it "multi", the file itself when claimed
-    "single" (or given directly), nothing otherwise. A container whose members cannot be listed is returned
+    "single" (or given directly, or named like a trajectory), nothing otherwise. A container whose members cannot be listed is returned
     as itself (``member=None``): loading it reports why."""
-    from ..discovery import bare_file
+    from ..discovery import bare_file, looks_like_trajectory
 
     if path.name.endswith(".traj"):
         return [bare_file(path)]
     c = claim(path, max_file)
     if c is None:
-        return [bare_file(path)] if given else []
+        return [bare_file(path)] if given or looks_like_trajectory(path.name) else []
     verdict, mod = c
     if verdict == "single":
         return [bare_file(path)]

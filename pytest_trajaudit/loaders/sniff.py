@@ -5,6 +5,8 @@ from __future__ import annotations
 from importlib import import_module
 from pathlib import Path
 
+import orjson
+
 from ..model import Trajectory, UnusableInput
 from ..safeio import Parsed
 
@@ -69,3 +71,42 @@ def load_trajectory(parsed: Parsed, path: str | Path) -> Trajectory:
     if parsed.kind != "text":
         traj.raw_text = parsed.text
     return traj
+
+
+# Single-run JSON Lines formats recognised from a loose file's first bytes (collection reads only those): an agent's
+# own session log lying in a runs tree (a Claude Code session or stream-json capture, a Codex rollout, a BenchFlow
+# ACP stream) is a run, whatever its name.
+HEAD_FORMATS = ("acp", "claude", "codex")
+
+
+def sniff_head(name: str, head: bytes, whole: bool) -> object | None:
+    """The format module of a ``*.jsonl`` file from its first bytes ``head`` (``whole``: the head is the whole
+    file), or None: the complete lines of the head must each be a JSON value and one of :data:`HEAD_FORMATS` must
+    recognise them. Never raises."""
+    if not name.endswith(".jsonl"):
+        return None
+    body = head.removeprefix(b"\xef\xbb\xbf")
+    lines = body.split(b"\n")
+    if not whole:
+        lines = lines[:-1]  # the last line may be cut
+    values, numbers = [], []
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            values.append(orjson.loads(line))
+        except orjson.JSONDecodeError:
+            return None
+        numbers.append(i)
+    if len(values) < 2:  # one line says too little to tell a run from a data file
+        return None
+    parsed = Parsed("jsonl", values, "", numbers)
+    for mod in loaders():
+        if mod.__name__.rsplit(".", 1)[-1] not in HEAD_FORMATS:
+            continue
+        try:
+            if mod.sniff(parsed):
+                return mod
+        except (TypeError, AttributeError, KeyError, IndexError, ValueError):
+            continue
+    return None

@@ -22,7 +22,6 @@ import orjson
 from ..advisor import judging
 from ..advisor.core import Prepared, check, judge_requests, prepare, task_side
 from ..advisor.layout import resolve_layout
-from ..loaders.job import FILE_LAYOUTS
 from ..model import Finding, Job, Trajectory
 from ..safeio import Budget, decode_text, read_bytes
 from ..settings import Settings
@@ -59,8 +58,9 @@ def prepared(job: Job, cfg: Settings) -> Prepared:
     if hit is not None:
         return hit
     try:
-        attempt = job.dir if job.layout not in FILE_LAYOUTS else None
-        layout = resolve_layout(attempt, list(cfg.privileged_roots) or None)
+        # the layout comes from the flag or the task's own manifest, never from the job (the run wrote it)
+        task_dir = job.task_info.dir if job.task_info is not None else None
+        layout = resolve_layout(task_dir, list(cfg.privileged_roots) or None)
         side = task_side(job.task_info.dir if job.task_info is not None else None, layout)
         traj = job.trajectory
         assert traj is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from pathlib import Path
 
 from ..model import AGENT, EDIT, EXECUTE, THOUGHT, TOOL, USER, Event, Finding, Job
 from ..needles import may_match
@@ -91,18 +92,44 @@ def memorization(job: Job, cfg: Settings) -> Finding:
 
 @principle("P7", "tool-call breakdown", tier="C0", family="general", key="tool_breakdown")
 def tool_breakdown(job: Job, cfg: Settings) -> Finding:
-    """Kind × title breakdown of the tool calls: {total, by_kind, by_title}. PASS with the breakdown;
-    WARN when the total disagrees with result.json's n_tool_calls."""
+    """Kind × title breakdown of the tool calls: {total, by_kind, by_title}, and whether the job's records agree
+    with the audited trajectory. PASS with the breakdown; WARN when the total disagrees with result.json's
+    n_tool_calls, when another trajectory file of the job names commands or paths the audited one lacks (both
+    files named), when a folder inside the job looks like another run, or when result.json / config.json name
+    the oracle but the trajectory shows tool calls (then audited as an agent run)."""
     tools = _tools(job)
     by_kind = Counter(e.kind or "other" for e in tools)
     by_title = Counter(e.title or e.tool or "?" for e in tools)
-    data = {"total": len(tools), "by_kind": dict(by_kind.most_common()), "by_title": dict(by_title.most_common())}
+    data: dict = {"total": len(tools), "by_kind": dict(by_kind.most_common()), "by_title": dict(by_title.most_common())}
     reported = job.n_tool_calls_reported
     if reported is not None:
         data["n_tool_calls_reported"] = reported
+    warns = []
     main = sum(1 for e in tools if not e.sidechain)
     if reported is not None and reported not in (len(tools), main):
-        return Finding.warn(f"trajectory has {len(tools)} tool calls but result.json says n_tool_calls={reported}", data)
+        warns.append(f"trajectory has {len(tools)} tool calls but result.json says n_tool_calls={reported}")
+    audited = str(job.trajectory.source) if job.trajectory is not None else ""
+    try:
+        audited = Path(audited).relative_to(job.dir).as_posix()
+    except ValueError:
+        pass
+    if job.compared:
+        data["compared"] = list(job.compared)
+    for d in job.disagreements:
+        data.setdefault("disagreements", []).append(d)
+        quoted = ", ".join(f"`{c[:80]}`" for c in d["commands"][:3]) or ", ".join(d["paths"][:3])
+        warns.append(f"{d['file']} names {d['n_commands']} command(s) and {d['n_paths']} path(s) that the audited "
+                     f"{d['audited'] or audited} lacks (e.g. {quoted})")
+    if job.nested_runs:
+        data["nested_runs"] = list(job.nested_runs)
+        warns.append("folder(s) inside the job look like another run: " + ", ".join(job.nested_runs[:5])
+                     + " (not a separate job: audited only as part of this one)")
+    if job.oracle_tool_calls:
+        data["oracle_tool_calls"] = job.oracle_tool_calls
+        warns.append(f"the trial's records name the oracle, but its trajectory has {job.oracle_tool_calls} tool "
+                     "call(s): audited as an agent run")
+    if warns:
+        return Finding.warn("; ".join(warns), data)
     kinds = ", ".join(f"{k} {v}" for k, v in by_kind.most_common())
     return Finding.ok(f"{len(tools)} tool calls ({kinds or 'none'})", data)
 

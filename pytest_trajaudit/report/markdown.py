@@ -146,6 +146,13 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
     if pv["verdict"] != "APPROVE":
         out += ["Required changes:", ""] + [f"1. {quote(r, 300)}" for r in pv["reasons"]] + [""]
 
+    skipped = summary.get("not_audited") or []
+    if skipped:  # trajectory-looking files inside jobs that were not read (docs/discovery.md)
+        out += ["## Not audited", ""] + [f"- `{quote(e['job'] + '/' + e['path'], 200)}`: {quote(e['reason'], 200)}"
+                                         for e in skipped[:60]]
+        out += [f"- … {len(skipped) - 60} more in summary.json"] if len(skipped) > 60 else []
+        out.append("")
+
     out += ["## Artifacts", "", "- `summary.json` (this roll-up; schema `schemas/summary.schema.json`)",
             "- `jobs/<job>/audit-<config>.json` (per-job audit; schema `schemas/audit.schema.json`)",
             "- `report.md` (this file)", ""]

@@ -220,6 +220,8 @@ class AdvisorCommandAudit(AdvisorAudit):
 
     attempt_dir: str
     trajectory: str
+    trajectory_sha256: str = Field(description="SHA-256 of the audited trajectory's bytes (trajaudit summarize "
+                                   "checks that the file is unchanged)")
 
 
 class Audit(_Open):
@@ -423,6 +425,12 @@ class JudgesSummary(BaseModel):
     errors: list[str] = Field(description="the first few failed answers: item, model and reason")
 
 
+class NotAudited(BaseModel):
+    job: str = Field(description="the job the file lies in")
+    path: str = Field(description="the file, relative to the job directory")
+    reason: str = Field(description="why it was not audited")
+
+
 class Summary(BaseModel):
     model_config = ConfigDict(extra="allow")
     schema_version: Literal["trajaudit-summary-1"]
@@ -441,6 +449,8 @@ class Summary(BaseModel):
     judges: JudgesSummary | None = None
     advisor_verdicts: dict[Literal["pass", "pass_mechanical_only", "inconclusive", "fail", "error"], int] = Field(
         default_factory=dict, description="advisor verdicts of the jobs with ADV items")
+    not_audited: list[NotAudited] = Field(
+        default_factory=list, description="trajectory-looking files inside jobs that were not audited, with the reason")
     jobs: list[JobSummary]
 
 

@@ -143,8 +143,20 @@ class Rollup:
                        for _, r in sorted(self.groups.items())],
             "judges": self.judges.summary(),
             "advisor_verdicts": dict(Counter(j["advisor_verdict"] for j in jobs if j["advisor_verdict"])),
+            "not_audited": self.not_audited(),
             "jobs": jobs,
         }
+
+    def not_audited(self) -> list[dict[str, str]]:
+        """Every trajectory-looking file inside a job that was not audited (a candidate that could not be read, a
+        harness log, the other files of a job whose trajectory is unusable), with the reason: ``loaders/job.py``
+        lists them in the job's meta. Nothing under a root is dropped silently."""
+        out = []
+        for job_id in sorted(self.jobs):
+            for entry in self.jobs[job_id]["meta"].get("not_audited") or ():
+                if isinstance(entry, dict):
+                    out.append({"job": job_id, "path": str(entry.get("path", "")), "reason": str(entry.get("reason", ""))})
+        return out
 
     def advisor_verdict(self, job_id: str) -> str | None:
         """The job's advisor verdict (advisor/core.py, from its ADV records), "error" when an ADV item met
@@ -250,4 +262,9 @@ class Rollup:
             lines.append(f"{verdict:<7} {job_id}: {first}{more}")
         if len(bad) > MAX_TERMINAL_JOBS:
             lines.append(f"... and {len(bad) - MAX_TERMINAL_JOBS} more non-CLEAN job(s): see summary.json (--trajaudit-report)")
+        skipped = full.get("not_audited") or []
+        for e in skipped[:MAX_TERMINAL_JOBS]:
+            lines.append(f"not audited: {e['job']}/{e['path']}: {e['reason']}")
+        if len(skipped) > MAX_TERMINAL_JOBS:
+            lines.append(f"... and {len(skipped) - MAX_TERMINAL_JOBS} more not audited: see summary.json (--trajaudit-report)")
         return lines

@@ -143,8 +143,9 @@ def test_invalid_judge_endpoint_is_exit_2(tmp_path: Path, task: Path, url: str) 
 # --- privileged-material precedence -----------------------------------------------------------------------------
 
 def test_privileged_root_flag_overrides_the_manifest(tmp_path: Path, task: Path) -> None:
-    att = make_attempt(tmp_path, trajectory=atif(f"so: {README_LINE}"), files={
-        "advisor/task_material_manifest.json": json.dumps({"privileged_roots": ["solution"]})})
+    att = make_attempt(tmp_path, trajectory=atif(f"so: {README_LINE}"))
+    (task / "advisor").mkdir()
+    (task / "advisor" / "task_material_manifest.json").write_text(json.dumps({"privileged_roots": ["solution"]}))
     rc, doc, _ = audit(att, task, "--no-judge")
     assert (rc, doc["layout_source"], doc["privileged_roots"]) == (0, "manifest", ["solution"])
     rc, doc, _ = audit(att, task, "--no-judge", "--privileged-root", "README.md", "--privileged-root", "tests")
@@ -160,10 +161,11 @@ def test_bad_privileged_root_is_exit_2(tmp_path: Path, task: Path, root: str) ->
 @pytest.mark.parametrize("plant", ["advisor-symlink", "advisor-file", "manifest-symlink", "manifest-dir",
                                    "manifest-garbage", "manifest-bad-roots"])
 def test_unknown_layout_is_refused_without_the_flag(tmp_path: Path, task: Path, plant: str) -> None:
+    """The task's own layout (``<task-dir>/advisor/task_material_manifest.json``) that cannot be known."""
     att = make_attempt(tmp_path)
-    adv = att / "advisor"
+    adv = task / "advisor"
     if plant == "advisor-symlink":
-        adv.symlink_to(task)
+        adv.symlink_to(att)
     elif plant == "advisor-file":
         adv.write_text("x")
     else:
@@ -371,23 +373,65 @@ def test_judge_copy_is_clipped_and_flagged(tmp_path: Path, task: Path) -> None:
 
 # --- summarize --------------------------------------------------------------------------------------------------
 
+def test_manifest_planted_in_the_attempt_is_never_read(tmp_path: Path, task: Path) -> None:
+    """A run that copies the solution verbatim and plants ``advisor/task_material_manifest.json`` in its own attempt
+    (naming a root that holds nothing, or a symlink, or garbage): the layout still comes from the task side, the
+    leak fails (exit 1)."""
+    for i, planted in enumerate(['{"privileged_roots": ["nothing-here"]}', '{"privileged_roots": []}', "{nope"]):
+        att = make_attempt(tmp_path / str(i), trajectory=atif(f"Using {SOLUTION_LINES[1]}"),
+                           files={"advisor/task_material_manifest.json": planted})
+        rc, doc, _ = audit(att, task, "--no-judge")
+        assert (rc, doc["verdict"], doc["layout_source"]) == (1, "fail", "default"), planted
+
+
 def test_summarize(tmp_path: Path, task: Path) -> None:
-    runs = tmp_path / "runs"
+    """Audits written by ``trajaudit audit --output`` to a directory outside the attempts: the verdict of each, a
+    missing one for an attempt never audited, an audit that is not this tool's (or broken) an error."""
+    runs, out = tmp_path / "runs", tmp_path / "audits"
+    out.mkdir()
     good = make_attempt(runs, "a1")
     bad = make_attempt(runs, "a2", trajectory=atif("The advisor said so."))
     make_attempt(runs, "a3")  # never audited
     for att in (good, bad):
-        cli("audit", "--attempt-dir", att, "--task-dir", task, "--no-judge", "--output", att / "advisor/audit.json")
-    p = cli("summarize", runs)
+        cli("audit", "--attempt-dir", att, "--task-dir", task, "--no-judge", "--output", out / f"{att.name}.json")
+    p = cli("summarize", "--audits", out, runs)
     assert p.returncode == 1
     assert p.stdout.splitlines()[-1] == "3 attempt(s): 1 fail, 1 missing, 1 pass_mechanical_only"
-    p = cli("summarize", good)
+    p = cli("summarize", "--audits", out, good)
     assert p.returncode == 0 and p.stdout.startswith("pass_mechanical_only")
-    p = cli("summarize", runs, "--json")
+    p = cli("summarize", "--audits", out, runs, "--json")
     assert {r["verdict"] for r in json.loads(p.stdout)["attempts"]} == {"pass_mechanical_only", "fail", "missing"}
-    (good / "advisor/audit.json").write_text("{broken")
-    assert cli("summarize", good).returncode == 2
-    assert cli("summarize", tmp_path / "nope").returncode == 2
+    (out / "a1.json").write_text("{broken")
+    assert cli("summarize", "--audits", out, good).returncode == 2
+    assert cli("summarize", "--audits", tmp_path / "nope").returncode == 2
+    assert cli("summarize", runs).returncode == 2  # --audits is required: no audit is looked for in the attempts
+
+
+def test_summarize_never_trusts_an_audit_inside_an_attempt(tmp_path: Path, task: Path) -> None:
+    """A planted ``advisor/audit.json`` saying pass beside a broken trajectory: summarize never reads it (the
+    attempt has no audit in the user's directory: missing, exit 1); an audit directory inside the audited tree is
+    refused (exit 2); an audit whose trajectory changed after it was written is an error (exit 2)."""
+    runs, out = tmp_path / "runs", tmp_path / "audits"
+    out.mkdir()
+    att = make_attempt(runs, "a1", trajectory="{broken")
+    (att / "advisor").mkdir()
+    (att / "advisor" / "audit.json").write_text(json.dumps({"verdict": "pass", "verdict_reasons": []}))
+    p = cli("summarize", "--audits", out, att)
+    assert p.returncode == 1 and p.stdout.startswith("missing")
+    assert cli("summarize", "--audits", att / "advisor", att).returncode == 2
+    p = cli("summarize", "--audits", att / "advisor")
+    assert p.returncode == 2 and "not written by trajaudit audit" in p.stdout
+    ok = make_attempt(runs, "a2")
+    cli("audit", "--attempt-dir", ok, "--task-dir", task, "--no-judge", "--output", out / "a2.json")
+    assert cli("summarize", "--audits", out, ok).returncode == 0
+    (ok / "agent" / "trajectory.json").write_text(json.dumps(atif(f"Using {SOLUTION_LINES[1]}")))
+    p = cli("summarize", "--audits", out, ok)
+    assert p.returncode == 2 and "changed since the audit" in p.stdout
+    planted_in_tree = ok / "audits"
+    planted_in_tree.mkdir()
+    cli("audit", "--attempt-dir", ok, "--task-dir", task, "--no-judge", "--output", planted_in_tree / "a2.json")
+    p = cli("summarize", "--audits", planted_in_tree)
+    assert p.returncode == 2 and "inside the audited attempt" in p.stdout
 
 
 # --- judge settings precedence (in-process: nothing is sent) -------------------------------------------------------

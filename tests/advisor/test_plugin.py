@@ -49,10 +49,18 @@ def test_adv_items_exist_only_where_privileged_material_is_known(pytester: pytes
     assert _items(_run(pytester, "--trajaudit=runs", "--co", "-q")) == []  # no task known: no ADV items
 
 
-def test_an_advisor_folder_makes_the_material_known(pytester: pytest.Pytester, tree: Path) -> None:
+def test_an_advisor_folder_inside_a_job_decides_nothing(pytester: pytest.Pytester, tree: Path) -> None:
+    """The run writes its job folder: an ``advisor/`` there (with a manifest) neither adds ADV items nor names
+    the privileged material; only the task side (``--trajaudit-tasks``, ``--trajaudit-privileged-root``) does."""
     (tree / "runs" / "other__x" / "advisor").mkdir()
-    items = _items(_run(pytester, "--trajaudit=runs", "--co", "-q", "-m", "advisor"))
-    assert items == [f"runs/other__x/result.json::{c}" for c in ADV]
+    (tree / "runs" / "other__x" / "advisor" / "task_material_manifest.json").write_text('{"privileged_roots": []}')
+    assert _items(_run(pytester, "--trajaudit=runs", "--co", "-q", "-m", "advisor")) == []
+    (tree / "runs" / "demo__leak" / "advisor").mkdir()
+    (tree / "runs" / "demo__leak" / "advisor" / "task_material_manifest.json").write_text(
+        '{"privileged_roots": ["nothing-here"]}')
+    result = _run(pytester, "--trajaudit=runs/demo__leak", "--trajaudit-tasks=tasks", "-m", "advisor", "-rA")
+    result.stdout.fnmatch_lines(["*ADV-4: 1 privileged line(s) verbatim in the trajectory: solution/solve.sh:*",
+                                 "advisor audit: 1 fail"])
 
 
 def test_privileged_root_option_gives_every_job_adv_items(pytester: pytest.Pytester, tree: Path) -> None:
@@ -96,12 +104,12 @@ def test_no_material_is_inconclusive_never_pass(pytester: pytest.Pytester, tree:
 
 
 def test_unusable_layout_errors_the_adv_items_only(pytester: pytest.Pytester, tree: Path) -> None:
-    (tree / "runs" / "demo__clean" / "advisor").symlink_to(tree / "tasks")
+    (tree / "tasks" / "demo" / "advisor").symlink_to(tree / "runs")  # the task's own layout, unusable
     result = _run(pytester, "--trajaudit=runs/demo__clean", "--trajaudit-tasks=tasks", "-rA",
                   "--trajaudit-principles=P1,ADV-3,ADV-4", "--trajaudit-report=rep")
     result.assert_outcomes(passed=1, errors=2)
     result.stdout.fnmatch_lines(["*ERROR at setup of demo__clean::ADV-3*",
-                                 "*unusable input: advisor: advisor/ is a symlink (never followed)*"])
+                                 "*unusable input: *tasks/demo/advisor: advisor/ is a symlink (never followed)*"])
     audit = json.loads(next((tree / "rep" / "jobs").rglob("audit-*.json")).read_text())
     assert audit["advisor"]["verdict"] is None and "symlink" in audit["advisor"]["error"]
     assert json.loads((tree / "rep" / "summary.json").read_text())["advisor_verdicts"] == {"error": 1}
