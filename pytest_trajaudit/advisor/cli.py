@@ -207,7 +207,7 @@ def _check_audit(doc: dict[str, Any], audits: Path) -> str:
     except UnusableInput as exc:
         return f"audited trajectory {traj}: {exc.reason}"
     if digest != doc["trajectory_sha256"]:
-        return f"audited trajectory {traj} changed since the audit: re-run trajaudit audit"
+        return f"the audited trajectory changed since the audit (re-run trajaudit audit): {traj}"
     return ""
 
 
