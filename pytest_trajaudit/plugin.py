@@ -364,11 +364,15 @@ def pytest_configure(config: pytest.Config) -> None:
         else:
             raise pytest.UsageError(f"trajaudit: not a directory or regular file: {g}")
     # Guard: pytest read its config or chose its rootdir inside the audited tree (an agent-written pytest.ini
-    # could have changed options). The plugin cannot undo what already happened; it refuses to go on.
-    if _inside(config.inipath, roots):
+    # could have changed options). The plugin cannot undo what already happened; it refuses to go on. The tree of
+    # a trajectory file or of a directory inside a job is that whole job (trust.py).
+    from .trust import audited_tree, inside
+
+    tops = [audited_tree(p) for p in roots + bare]
+    if inside(config.inipath, tops):
         raise pytest.UsageError(f"trajaudit: pytest's config file {config.inipath} lies inside an audited tree; "
                                 "run with -c <trusted config> (or use the `trajaudit` command)")
-    if _inside(config.rootpath, roots):
+    if inside(config.rootpath, tops):
         raise pytest.UsageError(f"trajaudit: rootdir {config.rootpath} lies inside an audited tree; run from "
                                 "outside it or pass --rootdir=<trusted dir> -c <trusted config>")
     principles, group_codes = _principles(config)
