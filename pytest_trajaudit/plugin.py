@@ -121,6 +121,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 metavar="PATH", help="advisor audit (ADV-1..ADV-5): a privileged root relative to each job's task "
                 "directory (repeatable); overrides the job's advisor/task_material_manifest.json and the default "
                 "layout (README.md, solution, tests), and gives every job ADV items")
+    g.addoption("--trajaudit-rerun", dest="trajaudit_rerun", action="store_true", default=None,
+                help="let P12 run the task's verifier command (from the task directory, never from a job) on "
+                "perturbed copies of the agent's output; off by default: it executes task-provided code")
     g.addoption("--trajaudit-max-file-mb", dest="trajaudit_max_file_mb", type=float, default=None,
                 help="per-file size limit in MiB (default 512)")
     g.addoption("--trajaudit-max-job-mb", dest="trajaudit_max_job_mb", type=float, default=None,
@@ -160,6 +163,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("trajaudit_strict_pass_k", "default for --trajaudit-strict-pass-k", type="bool", default=False)
     parser.addini("trajaudit_privileged_roots", "default for --trajaudit-privileged-root (one per line)",
                   type="linelist", default=[])
+    parser.addini("trajaudit_rerun", "default for --trajaudit-rerun", type="bool", default=False)
     parser.addini("trajaudit_max_file_mb", "default for --trajaudit-max-file-mb", default="512")
     parser.addini("trajaudit_max_job_mb", "default for --trajaudit-max-job-mb", default="1024")
     parser.addini("trajaudit_judge", "default for --trajaudit-judge (one model per line)", type="linelist",
@@ -253,7 +257,8 @@ def _base_settings(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"trajaudit: --trajaudit-tasks {t}: not a directory")
         tasks_dirs.append(p)
     return Settings(literal=literal, max_file_bytes=int(max_file * MB), max_job_bytes=int(max_job * MB),
-                    tasks_dirs=tuple(tasks_dirs), privileged_roots=_privileged_roots(config))
+                    tasks_dirs=tuple(tasks_dirs), privileged_roots=_privileged_roots(config),
+                    rerun=bool(_ini_or_opt(config, "trajaudit_rerun")))
 
 
 def _privileged_roots(config: pytest.Config) -> tuple[str, ...]:
