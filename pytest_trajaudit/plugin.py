@@ -386,7 +386,7 @@ def pytest_configure(config: pytest.Config) -> None:
                   registry=config.stash[REGISTRY_KEY])
     state.keys = {p.code: p.key for p in state.principles}
     judge = state.settings.judge
-    if judge is not None and judge.cache_dir is not None and _inside(judge.cache_dir, roots):
+    if judge is not None and judge.cache_dir is not None and inside(judge.cache_dir, tops):
         raise pytest.UsageError(f"trajaudit: the judge cache {judge.cache_dir} lies inside an audited tree; "
                                 "pass --trajaudit-judge-cache DIR outside it")
     if judge is not None:  # pydantic's warnings about litellm's own types, raised in judge threads mid-item
@@ -403,7 +403,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[SHARD_KEY] = shard
     if not hasattr(config, "workerinput"):
         report_dir = _ini_or_opt(config, "trajaudit_report") or None
-        if report_dir and _inside(_abs(report_dir), roots):  # agent-planted symlinks there would steer our writes
+        # inside an audited tree, also by real path (a symlink into a job) or in the job of a path below it:
+        # agent-planted files there would steer our writes
+        if report_dir and inside(_abs(report_dir), tops):
             raise pytest.UsageError(f"trajaudit: --trajaudit-report {report_dir} lies inside an audited tree; "
                                     "write the reports outside it")
         rollup = RollupPlugin(config, state, Path(report_dir) if report_dir else None)
