@@ -119,11 +119,55 @@ def redact(text: str) -> str:
         if done is not None:
             return done
     out = _redact_all(text) if _may_hold_secret(text) else text
+    if _CLIP_MARK in out:
+        out = _mask_clip_edges(out)
     if short:
         if len(_CACHE) >= _CACHE_MAX_ENTRIES:
             _CACHE.clear()
         _CACHE[text] = out
     return out
+
+
+# A tool output longer than an event keeps is clipped at load (loaders/common.py ``clip``: its two ends around
+# "[... N characters clipped ...]"), before any redaction: a key the clip cut keeps a part that no longer has its
+# shape. In what is shown, the token run touching either side of that marker is replaced.
+_CLIP_MARK = " characters clipped ...]"
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-.~"
+_CLIP_EDGE_MIN = 8  # a shorter run is left as it is (no key fragment worth hiding, and words stay readable)
+_CLIP_EDGE_MAX = 4096  # how far one edge is searched: a longer run keeps what lies beyond
+
+
+def _mask_clip_edges(text: str) -> str:
+    """``text`` with the run of token characters right before each clip marker's ``[...`` and right after its
+    ``...]`` (whitespace between allowed) replaced by ``<CLIPPED>``. Linear: the backward scans cover disjoint
+    stretches (never before the previous edge), each edge at most ``_CLIP_EDGE_MAX`` characters, in C
+    (``str.rstrip``/``str.lstrip``)."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        end = text.find(_CLIP_MARK, pos)
+        if end < 0:
+            break
+        after = end + len(_CLIP_MARK)
+        start = text.rfind("[... ", max(pos, end - 40), end)
+        if start < 0:
+            out.append(text[pos:after])
+            pos = after
+            continue
+        before = text[max(pos, start - _CLIP_EDGE_MAX):start]
+        lead = before.rstrip()
+        run = len(lead) - len(lead.rstrip(_TOKEN_CHARS))
+        keep = start - len(before) + len(lead) - run  # where the run before the marker starts
+        out.append(text[pos:keep] + ("<CLIPPED>" if run >= _CLIP_EDGE_MIN else text[keep:keep + run])
+                   + text[keep + run:after])
+        following = text[after:after + _CLIP_EDGE_MAX]
+        tail = following.lstrip()
+        gap = len(following) - len(tail)
+        run = len(tail) - len(tail.lstrip(_TOKEN_CHARS))
+        out.append(following[:gap] + ("<CLIPPED>" if run >= _CLIP_EDGE_MIN else tail[:run]))
+        pos = after + gap + run
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def _redact_all(text: str) -> str:

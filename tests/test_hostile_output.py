@@ -213,3 +213,27 @@ def test_judge_answers_are_cleaned_where_they_become_a_result() -> None:
     assert "\x1b" not in res.evidence and "\x07" not in res.evidence and "\\x1b]0;x\\x07" in res.evidence
     assert PLANTED["npm"][1] not in res.evidence and PLANTED["npm"][1] not in json.dumps(res.data)
     assert "\x1b" not in res.data["reason"]
+
+
+def test_a_key_cut_by_the_tool_output_clip_is_not_shown_in_part() -> None:
+    """Tool outputs longer than an event keeps are clipped at load (their two ends), before any redaction; the
+    parts of a key the clip cut no longer have its shape. What is shown masks the runs touching the marker."""
+    from pytest_trajaudit.loaders.common import OUTPUT_CLIP, clip
+
+    key = "sk_live_" + F + F + "abcdefg"
+    half = OUTPUT_CLIP // 2
+    head = "w " * ((half - 20) // 2) + key  # the head's cut falls 20 characters into the key
+    body = "z " * 20000
+    text = head + " " + body + " " + key + " " + "t" * (half - 36)  # the tail's cut falls 20 characters in
+    clipped = clip(text)
+    assert key[8:20] in clipped and key[-35:-23] in clipped  # the fragments the clip kept
+    for shown in (redact(clipped), clean(clipped), clean_text(clipped)):
+        assert key[8:20] not in shown and key[-35:-23] not in shown and "<CLIPPED>" in shown
+
+
+def test_clip_marker_masking_is_linear_and_leaves_other_text() -> None:
+    assert redact("x abcdefghij [... 5 characters clipped ...]\n  klmnopqrstu y") == \
+        "x <CLIPPED> [... 5 characters clipped ...]\n  <CLIPPED> y"
+    assert redact("a [... 5 characters clipped ...] b") == "a [... 5 characters clipped ...] b"
+    many = "ab [... 5 characters clipped ...] " * 50000
+    assert redact(many) == many  # short runs kept; one pass over 1.7 MB of markers
