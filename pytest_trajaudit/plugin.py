@@ -373,7 +373,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # a trajectory file or of a directory inside a job is that whole job (trust.py).
     from .trust import audited_tree, inside
 
-    tops = [audited_tree(p) for p in roots + bare]
+    walk = Walk()  # the session's one view of the trees: the directories classified here are not classified again
+    tops = [audited_tree(p, walk.classify) for p in roots + bare]
     if inside(config.inipath, tops):
         raise pytest.UsageError(f"trajaudit: pytest's config file {config.inipath} lies inside an audited tree; "
                                 "run with -c <trusted config> (or use the `trajaudit` command)")
@@ -383,7 +384,7 @@ def pytest_configure(config: pytest.Config) -> None:
     principles, group_codes = _principles(config)
     state = State(roots, bare, _settings(config), principles, _abs(config.rootpath), group_codes=group_codes,
                   strict_pass_k=bool(_ini_or_opt(config, "trajaudit_strict_pass_k")), trials=_trials(config),
-                  registry=config.stash[REGISTRY_KEY])
+                  registry=config.stash[REGISTRY_KEY], walk=walk)
     state.keys = {p.code: p.key for p in state.principles}
     judge = state.settings.judge
     if judge is not None and judge.cache_dir is not None and inside(judge.cache_dir, tops):

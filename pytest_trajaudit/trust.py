@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from .discovery import classify
+from . import discovery
 
 
 def _is_dir(p: Path) -> bool:
@@ -26,10 +28,12 @@ def _is_dir(p: Path) -> bool:
         return False
 
 
-def enclosing_job(path: Path) -> Path | None:
+def enclosing_job(path: Path, classify: Callable[[Path], Any] | None = None) -> Path | None:
     """The highest directory at or above ``path`` (a file's directory, for a file) that is a job by the discovery
     rules, or None. The highest, not the nearest: a job-like directory planted inside a real job is part of that
-    job, and the real job's own files are just as agent-written."""
+    job, and the real job's own files are just as agent-written. ``classify``: the session's cached
+    ``Walk.classify`` (so collection does not classify these directories again), else ``discovery.classify``."""
+    classify = classify or discovery.classify
     start = path if _is_dir(path) else path.parent
     found: Path | None = None
     for d in (start, *start.parents):
@@ -38,10 +42,10 @@ def enclosing_job(path: Path) -> Path | None:
     return found
 
 
-def audited_tree(path: Path) -> Path:
+def audited_tree(path: Path, classify: Callable[[Path], Any] | None = None) -> Path:
     """The top of what the agent could have written for the audit path ``path`` (absolute): its enclosing job when
     it lies in one, else the path itself (a tree of jobs, or a trajectory file on its own)."""
-    return enclosing_job(path) or path
+    return enclosing_job(path, classify) or path
 
 
 def inside(child: Path | None, tops: list[Path]) -> bool:

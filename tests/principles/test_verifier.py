@@ -749,7 +749,7 @@ def test_example_task_judges_the_struggling_run():
     ref = classify(root / "runs" / "benchflow" / "tictoc__Struggle01")
     tasks = (root / "tasks",)
     reg = registry()
-    audit = audit_job(ref, Settings(tasks_dirs=tasks), [reg[c] for c in ("P9", "P12", "P13")])
+    audit = audit_job(ref, Settings(tasks_dirs=tasks, rerun=True), [reg[c] for c in ("P9", "P12", "P13")])
     assert audit.error is None
     assert audit.results["P9"].status == "WARN"
     assert audit.results["P9"].evidence.startswith("5 rows, 3 unique txn in environment/data/aborts.tsv")
