@@ -5,9 +5,15 @@
     trajaudit audit --attempt-dir DIR --task-dir DIR [--output FILE] [--no-judge] ...   (advisor audit)
     trajaudit summarize --audits DIR [ATTEMPT ...]                                      (advisor verdicts)
 
-It always passes a trusted config (``-c`` the packaged empty ``safe.ini``), ``--rootdir`` outside the audited
-trees, ``-p no:cacheprovider`` (nothing is written into the evidence), ``-p no:anyio`` (skips litellm's
-transitive pytest plugin) and ``--trajaudit=PATH`` in the equals form (PYTEST-NOTES.md §2.4-2.5).
+It always passes a trusted config (``-c`` the packaged empty ``safe.ini``; a ``-c`` of the caller's comes after it
+and wins), ``--rootdir`` outside the audited trees, ``-p no:cacheprovider`` (nothing is written into the evidence),
+``-p no:anyio`` (skips litellm's transitive pytest plugin) and ``--trajaudit=PATH`` in the equals form
+(PYTEST-NOTES.md §2.4-2.5). pytest runs in a child interpreter started with ``-P`` (the working directory is not put
+on ``sys.path``) whose working directory is that rootdir, above every audited tree: a ``pytest.py``,
+``argparse.py`` or ``zipfile.py`` an agent left in its job is never imported, even when the command is typed inside
+the job or ``PYTHONPATH`` holds ``.``. Relative paths the caller gave (audit paths, node ids, the values of the
+path options in ``PATH_OPTIONS``) are made absolute against the caller's working directory first, so they mean
+what they meant there.
 """
 
 from __future__ import annotations
@@ -19,19 +25,82 @@ from pathlib import Path
 SAFE_INI = Path(__file__).resolve().parent / "safe.ini"
 
 
-def build_args(paths: list[str], extra: list[str], cwd: Path | None = None) -> list[str]:
+def trusted_rootdir(paths: list[str], cwd: Path | None = None) -> Path:
+    """The working directory, unless it lies in an audited tree (trust.audited_tree: a path inside a job makes
+    the whole job the tree); then the directory just above the highest such tree."""
+    from .trust import audited_tree
+
     cwd = Path(os.path.abspath(cwd or os.getcwd()))
-    roots = [Path(os.path.abspath(p)) for p in paths]
     rootdir = cwd
-    for r in roots:
-        top = r if r.is_dir() and not r.is_symlink() else r.parent
+    for p in paths:
+        top = audited_tree(Path(_absolute(p, cwd)))
+        if not top.is_dir() or top.is_symlink():
+            top = top.parent
         if rootdir == top or top in rootdir.parents:
             rootdir = top.parent
+    return rootdir
+
+
+def build_args(paths: list[str], extra: list[str], cwd: Path | None = None) -> list[str]:
+    cwd = Path(os.path.abspath(cwd or os.getcwd()))
+    rootdir = trusted_rootdir(paths, cwd)
     args = ["-c", str(SAFE_INI), f"--rootdir={rootdir}", "-p", "no:cacheprovider", "-p", "no:anyio"]
     if not any(a.startswith("--tb") for a in extra):
         args.append("--tb=line")
-    args += [f"--trajaudit={p}" for p in paths]
-    return args + extra
+    args += [f"--trajaudit={_absolute(p, cwd)}" for p in paths]
+    return args + absolute_args(extra, cwd)
+
+
+# Options whose value is a file or directory, resolved by pytest against its working directory. The child runs
+# elsewhere, so their relative values are made absolute against the caller's.
+PATH_OPTIONS = frozenset({
+    "-c", "--config-file", "--rootdir", "--basetemp", "--confcutdir", "--junitxml", "--junit-xml", "--ctrf",
+    "--log-file", "--trajaudit", "--trajaudit-report", "--trajaudit-tasks", "--trajaudit-rules",
+    "--trajaudit-judge-cache", "--ignore", "--ignore-glob",
+})
+
+
+# Options that take a value that is no path in the next argument (``-k agent``): that value is left alone even
+# when a file of that name exists.
+VALUE_OPTIONS = frozenset({
+    "-k", "-m", "-p", "-o", "-W", "-r", "-n", "--deselect", "--maxfail", "--dist", "--tx", "--durations",
+    "--durations-min", "--color", "--code-highlight", "--junit-prefix", "--capture", "--tb", "--show-capture",
+    "--log-level", "--log-format", "--log-date-format", "--log-cli-level", "--log-file-level", "--import-mode",
+    "--override-ini", "--pythonwarnings", "--verbosity", "--trajaudit-principles", "--trajaudit-shard",
+    "--trajaudit-trials", "--trajaudit-protocol", "--trajaudit-judge", "--trajaudit-judge-base-url",
+    "--trajaudit-judge-api-key-env", "--trajaudit-judge-provider", "--trajaudit-judge-timeout",
+    "--trajaudit-judge-retries", "--trajaudit-judge-concurrency", "--trajaudit-max-file-mb",
+    "--trajaudit-max-job-mb", "--trajaudit-privileged-root",
+})
+
+
+def _absolute(value: str, cwd: Path) -> str:
+    if not value or os.path.isabs(value) or value in ("off",):
+        return value
+    return os.path.normpath(os.path.join(cwd, os.path.expanduser(value)))
+
+
+def absolute_args(extra: list[str], cwd: Path) -> list[str]:
+    """``extra`` with every relative path made absolute against ``cwd``: the values of ``PATH_OPTIONS`` (``-c F``,
+    ``--junitxml=F``) and positional node ids whose file part exists there (``runs/job/result.json::P1``)."""
+    out: list[str] = []
+    pending = ""  # "path" / "value": the previous option takes this argument as its value
+    for a in extra:
+        if pending:
+            out.append(_absolute(a, cwd) if pending == "path" else a)
+            pending = ""
+        elif a.startswith("-"):
+            name, eq, value = a.partition("=")
+            if name in PATH_OPTIONS and eq:
+                out.append(f"{name}={_absolute(value, cwd)}")
+                continue
+            out.append(a)
+            if not eq and name != "--trajaudit":  # --trajaudit's value is optional: a path after it is positional
+                pending = "path" if name in PATH_OPTIONS else "value" if name in VALUE_OPTIONS else ""
+        else:
+            head, sep, rest = a.partition("::")
+            out.append(_absolute(head, cwd) + sep + rest if os.path.lexists(cwd / head) else a)
+    return out
 
 
 USAGE = __doc__.split("\n\n", 2)[1]
@@ -60,10 +129,13 @@ def main(argv: list[str] | None = None) -> int:
         paths = [a for a in argv if not a.startswith("-")]
         extra = [a for a in argv if a.startswith("-")]
     # pytest runs in a child interpreter: this module stays pytest-free (DESIGN.md) and the audit gets a clean
-    # process (no state from the caller, the same as a CI step)
+    # process (no state from the caller, the same as a CI step). -P keeps the working directory off sys.path and
+    # the child starts above every audited tree (see the module docstring).
     import subprocess
 
-    return subprocess.call([sys.executable, "-m", "pytest", *build_args(paths, extra)])
+    cwd = Path(os.getcwd())
+    return subprocess.call([sys.executable, "-P", "-m", "pytest", *build_args(paths, extra, cwd)],
+                           cwd=trusted_rootdir(paths, cwd))
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ from .groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, 
 from .loaders.multi import RECORD, claim, list_members, member_ref, node_name
 from .model import UnusableInput
 from .principles import Principle
-from .redact import printable
+from .redact import clean, printable
 
 
 class TrajauditWarning(UserWarning):
@@ -376,11 +376,11 @@ class GroupItem(pytest.Item):
             res = evaluate_sb2(records)
         self.record = self._record(res, records)
         if res.status == "ERROR":
-            raise GroupError(res.evidence)
+            raise GroupError(clean(res.evidence))
 
     def _record(self, res: GroupResult, records: list[dict[str, Any]]) -> dict[str, Any]:
         return {"group": self.group_id, "task": self.group.name, "code": self.name, "tier": "C0",
-                "family": GROUP_FAMILY[self.name], "status": res.status, "evidence": res.evidence,
+                "family": GROUP_FAMILY[self.name], "status": res.status, "evidence": clean(res.evidence),
                 "data": res.data, "members": [r["job"] for r in records]}
 
     def runtest(self) -> None:
@@ -405,7 +405,7 @@ class GroupItem(pytest.Item):
 def _outcome(item: Any, rec: dict[str, Any], where: str, location: str) -> None:
     """Map a record's status onto the item's outcome: FAIL raises, WARN warns (made xfailed at makereport),
     N/A is made skipped at makereport, PASS returns."""
-    status, evidence = rec.get("status"), rec.get("evidence", "")
+    status, evidence = rec.get("status"), clean(rec.get("evidence", ""))  # clean already: kept as a last guard
     code = rec.get("code", "")
     msg = f"{code}: {evidence}"
     if status == "FAIL":

@@ -121,6 +121,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 metavar="PATH", help="advisor audit (ADV-1..ADV-5): a privileged root relative to each job's task "
                 "directory (repeatable); overrides the task's advisor/task_material_manifest.json and the default "
                 "layout (README.md, solution, tests), and gives every job ADV items")
+    g.addoption("--trajaudit-rerun", dest="trajaudit_rerun", action="store_true", default=None,
+                help="let P12 run the task's verifier command (from the task directory, never from a job) on "
+                "perturbed copies of the agent's output; off by default: it executes task-provided code")
     g.addoption("--trajaudit-max-file-mb", dest="trajaudit_max_file_mb", type=float, default=None,
                 help="per-file size limit in MiB (default 512)")
     g.addoption("--trajaudit-max-job-mb", dest="trajaudit_max_job_mb", type=float, default=None,
@@ -160,6 +163,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("trajaudit_strict_pass_k", "default for --trajaudit-strict-pass-k", type="bool", default=False)
     parser.addini("trajaudit_privileged_roots", "default for --trajaudit-privileged-root (one per line)",
                   type="linelist", default=[])
+    parser.addini("trajaudit_rerun", "default for --trajaudit-rerun", type="bool", default=False)
     parser.addini("trajaudit_max_file_mb", "default for --trajaudit-max-file-mb", default="512")
     parser.addini("trajaudit_max_job_mb", "default for --trajaudit-max-job-mb", default="1024")
     parser.addini("trajaudit_judge", "default for --trajaudit-judge (one model per line)", type="linelist",
@@ -253,7 +257,8 @@ def _base_settings(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"trajaudit: --trajaudit-tasks {t}: not a directory")
         tasks_dirs.append(p)
     return Settings(literal=literal, max_file_bytes=int(max_file * MB), max_job_bytes=int(max_job * MB),
-                    tasks_dirs=tuple(tasks_dirs), privileged_roots=_privileged_roots(config))
+                    tasks_dirs=tuple(tasks_dirs), privileged_roots=_privileged_roots(config),
+                    rerun=bool(_ini_or_opt(config, "trajaudit_rerun")))
 
 
 def _privileged_roots(config: pytest.Config) -> tuple[str, ...]:
@@ -364,20 +369,25 @@ def pytest_configure(config: pytest.Config) -> None:
         else:
             raise pytest.UsageError(f"trajaudit: not a directory or regular file: {g}")
     # Guard: pytest read its config or chose its rootdir inside the audited tree (an agent-written pytest.ini
-    # could have changed options). The plugin cannot undo what already happened; it refuses to go on.
-    if _inside(config.inipath, roots):
+    # could have changed options). The plugin cannot undo what already happened; it refuses to go on. The tree of
+    # a trajectory file or of a directory inside a job is that whole job (trust.py).
+    from .trust import audited_tree, inside
+
+    walk = Walk()  # the session's one view of the trees: the directories classified here are not classified again
+    tops = [audited_tree(p, walk.classify) for p in roots + bare]
+    if inside(config.inipath, tops):
         raise pytest.UsageError(f"trajaudit: pytest's config file {config.inipath} lies inside an audited tree; "
                                 "run with -c <trusted config> (or use the `trajaudit` command)")
-    if _inside(config.rootpath, roots):
+    if inside(config.rootpath, tops):
         raise pytest.UsageError(f"trajaudit: rootdir {config.rootpath} lies inside an audited tree; run from "
                                 "outside it or pass --rootdir=<trusted dir> -c <trusted config>")
     principles, group_codes = _principles(config)
     state = State(roots, bare, _settings(config), principles, _abs(config.rootpath), group_codes=group_codes,
                   strict_pass_k=bool(_ini_or_opt(config, "trajaudit_strict_pass_k")), trials=_trials(config),
-                  registry=config.stash[REGISTRY_KEY])
+                  registry=config.stash[REGISTRY_KEY], walk=walk)
     state.keys = {p.code: p.key for p in state.principles}
     judge = state.settings.judge
-    if judge is not None and judge.cache_dir is not None and _inside(judge.cache_dir, roots):
+    if judge is not None and judge.cache_dir is not None and inside(judge.cache_dir, tops):
         raise pytest.UsageError(f"trajaudit: the judge cache {judge.cache_dir} lies inside an audited tree; "
                                 "pass --trajaudit-judge-cache DIR outside it")
     if judge is not None:  # pydantic's warnings about litellm's own types, raised in judge threads mid-item
@@ -394,7 +404,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[SHARD_KEY] = shard
     if not hasattr(config, "workerinput"):
         report_dir = _ini_or_opt(config, "trajaudit_report") or None
-        if report_dir and _inside(_abs(report_dir), roots):  # agent-planted symlinks there would steer our writes
+        # inside an audited tree, also by real path (a symlink into a job) or in the job of a path below it:
+        # agent-planted files there would steer our writes
+        if report_dir and inside(_abs(report_dir), tops):
             raise pytest.UsageError(f"trajaudit: --trajaudit-report {report_dir} lies inside an audited tree; "
                                     "write the reports outside it")
         rollup = RollupPlugin(config, state, Path(report_dir) if report_dir else None)

@@ -181,6 +181,8 @@ class Settings:
     privileged_lines_fail: int = 3
     # P12: seconds per verifier re-run
     verifier_timeout: float = 120.0
+    # P12 runs the task's verifier command only when asked (--trajaudit-rerun): it executes task-provided code
+    rerun: bool = False
     # P14: writes under these prefixes are fine; /etc /usr /opt always pollute
     clean_roots: tuple[str, ...] = ("/root/", "/tmp/")
     polluted_roots: tuple[str, ...] = ("/etc/", "/usr/", "/opt/")

@@ -51,8 +51,8 @@ def test_examples_outcomes_and_verdicts(pytester: pytest.Pytester, runs: Path) -
 
 
 def test_examples_with_tasks(pytester: pytest.Pytester, runs: Path) -> None:
-    result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", GENERAL, "-rxs")
-    # the task dir makes P9 (rows per entity) and P12 (tests too tight) judge the struggling run
+    result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", "--trajaudit-rerun", GENERAL, "-rxs")
+    # the task dir makes P9 (rows per entity) and, with re-runs on, P12 (tests too tight) judge the struggling run
     result.assert_outcomes(failed=2, passed=26, skipped=26, xfailed=6)
     out = result.stdout.str()
     assert "P9: 5 rows, 3 unique txn in environment/data/aborts.tsv: several rows per entity" in out
@@ -112,7 +112,7 @@ def test_warn_is_xfail_with_warning_and_can_be_made_strict(pytester: pytest.Pyte
 
 def test_report_dir_schema_valid(pytester: pytest.Pytester, runs: Path) -> None:
     out = pytester.path / "out"
-    _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", f"--trajaudit-report={out}")
+    _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", "--trajaudit-rerun", f"--trajaudit-report={out}")
     summary = json.loads((out / "summary.json").read_text())
     jsonschema.validate(summary, json.loads((SCHEMA_DIR / "summary.schema.json").read_text()))
     assert summary["verdicts"]["CLEAN"] == 1 and summary["verdicts"]["INVALID"] == 1
@@ -186,7 +186,7 @@ def test_readme_quick_start(pytester: pytest.Pytester) -> None:
     expected = [ln.strip() for ln in block.splitlines() if ln.startswith("    ") and "pip install" not in ln]
     examples = Path(__file__).resolve().parent.parent / "examples"
     result = pytester.runpytest(f"--trajaudit={examples / 'runs'}", f"--trajaudit-tasks={examples / 'tasks'}",
-                                "-p", "no:cacheprovider", "-p", "no:randomly")
+                                "--trajaudit-rerun", "-p", "no:cacheprovider", "-p", "no:randomly")
     assert result.ret == 1
     out = [ln.strip() for ln in result.outlines]
     for line in expected:
@@ -207,7 +207,8 @@ def test_junit_and_ctrf_carry_each_items_status_and_evidence(pytester: pytest.Py
     import xml.etree.ElementTree as ET
 
     pytest.importorskip("ctrf")
-    _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", GENERAL, "--junitxml=audit.xml", "--ctrf=ctrf.json")
+    _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", "--trajaudit-rerun", GENERAL, "--junitxml=audit.xml",
+         "--ctrf=ctrf.json")
     root = ET.parse(pytester.path / "audit.xml").getroot()
     cases = root.findall(".//testcase")
     assert len(cases) == 4 * 15

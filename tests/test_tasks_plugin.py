@@ -66,7 +66,7 @@ def test_missing_ini_tasks_dir_is_a_usage_error(pytester: pytest.Pytester, layou
 
 
 def test_tasks_option_judges_the_task_aware_principles(pytester: pytest.Pytester, layout: Path) -> None:
-    result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", CODES, "-rxs")
+    result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", "--trajaudit-rerun", CODES, "-rxs")
     out = result.stdout.str()
     assert "P9: 3 rows, 2 unique txn in environment/data/rows.tsv: several rows per entity on a failed run" in out
     assert "P12: tests_too_tight: the verifier accepts the output after whitespace: JSON with spaces" in out
@@ -82,8 +82,15 @@ def test_without_tasks_the_task_aware_principles_say_why(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(["3 job(s): 2 CLEAN, 1 ORACLE", "PR verdict: APPROVE — all jobs CLEAN, oracle reward 1.0"])
 
 
+def test_reruns_stay_off_without_the_option(pytester: pytest.Pytester, layout: Path) -> None:
+    """P12 executes the task's verifier command: only with --trajaudit-rerun (or ini trajaudit_rerun)."""
+    result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", CODES, "-rxs")
+    assert "P12: re-runs are off: pass --trajaudit-rerun" in result.stdout.str()
+    result.stdout.no_fnmatch_line("*tests_too_tight*")
+
+
 def test_ini_trajaudit_tasks_is_used(pytester: pytest.Pytester, layout: Path) -> None:
-    pytester.makeini("[pytest]\ntrajaudit_tasks = tasks\n")
+    pytester.makeini("[pytest]\ntrajaudit_tasks = tasks\ntrajaudit_rerun = true\n")
     result = _run(pytester, "--trajaudit=runs", CODES, "-rxs")
     assert "P9: 3 rows, 2 unique txn in environment/data/rows.tsv" in result.stdout.str()
     result.stdout.fnmatch_lines(["PR verdict: MAJOR CHANGES NEEDED — P12 tests_too_tight: runs/demo__B"])
@@ -102,7 +109,8 @@ def test_ini_tasks_is_relative_to_the_ini_file(pytester: pytest.Pytester, layout
 
 def test_report_writes_report_md_and_a_schema_valid_summary(pytester: pytest.Pytester, layout: Path) -> None:
     out = layout / "out"
-    _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", CODES, f"--trajaudit-report={out}")
+    _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", "--trajaudit-rerun", CODES,
+         f"--trajaudit-report={out}")
     summary = json.loads((out / "summary.json").read_text())
     jsonschema.validate(summary, json.loads((SCHEMA_DIR / "summary.schema.json").read_text()))
     pv = summary["pr_verdict"]

@@ -18,7 +18,7 @@ import os
 import re
 from typing import Any
 
-from ..redact import printable, redact
+from ..redact import clean, printable
 
 EVIDENCE_MAX = 2000
 # XML 1.0 admits tab, newline and carriage return among the C0 controls, nothing of the surrogates and U+FFFE/FFFF;
@@ -28,7 +28,7 @@ _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-
 
 def item_text(status: str, code: str, evidence: str) -> str:
     """One line for a human: ``<STATUS> <code>: <evidence>``, redacted, printable and bounded."""
-    text = f"{status} {code}: {printable(redact(evidence or ''))}"
+    text = f"{status} {code}: {clean(evidence or '')}"
     if len(text) > EVIDENCE_MAX:
         text = text[: EVIDENCE_MAX - 1] + "…"
     return _NOT_XML.sub("?", text)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..discovery import JobRef, contents
 from ..model import Job, Trajectory, UnusableInput, Verifier
-from ..redact import printable
+from ..redact import TAIL_MARGIN, head_of, printable, tail_of
 from ..safeio import (
     Budget,
     Parsed,
@@ -393,15 +393,16 @@ def _load_verifier(job: Job, base: Path, budget: Budget) -> None:
         if isinstance(tests, list):
             for t in tests:
                 if isinstance(t, dict) and t.get("status") == "failed":
-                    v.ctrf_failures.append({"name": str(t.get("name", ""))[:200],
-                                            "message": str(t.get("message") or t.get("trace") or "")[:1000]})
+                    # redacted before the cut: a key the cut would split is never kept in part (redact.py)
+                    v.ctrf_failures.append({"name": head_of(str(t.get("name", "")), 200),
+                                            "message": head_of(str(t.get("message") or t.get("trace") or ""), 1000)})
     if v.ctrf_summary is not None:
         v.tests_source = "ctrf.json"
     elif _optional(job, base, "verifier/output.json"):
         _harbor_output(v, load_json_any(base, "verifier/output.json", budget))
     if _optional(job, base, "verifier/test-stdout.txt"):
         data = read_bytes(base, "verifier/test-stdout.txt", budget)
-        v.stdout_tail = data[-4000:].decode("utf-8", "replace")
+        v.stdout_tail = tail_of(data[-(4000 + TAIL_MARGIN):].decode("utf-8", "replace"), 4000)  # redacted, then cut
     for source in ("result.json", "reward.txt"):
         if v.rewards.get(source) is not None:
             v.reward, v.reward_source = v.rewards[source], source

@@ -12,12 +12,25 @@ Placeholders: ``{output}`` (the perturbed artifact's path), ``{tests_dir}`` (a p
 ``tests/``), ``{task_dir}``, ``{python}`` (this interpreter). The same values are in the environment as
 ``TRAJAUDIT_OUTPUT``, ``TRAJAUDIT_TESTS_DIR``, ``TRAJAUDIT_TASK_DIR``. The artifact is looked up in the job at
 ``artifacts/<output path without the leading />`` then ``artifacts/<file name>``.
+
+What may run (docs/trust.md): re-runs happen only with ``--trajaudit-rerun`` (``Settings.rerun``); otherwise P12 is
+N/A. The command comes from the task directory (trusted). Nothing that comes from the job directory is ever
+executed: the agent's artifact is data, copied (never linked) with mode 0600 to a private temporary directory, and
+the re-run is refused (N/A) when
+
+- the task directory, a command argument or the program found on ``PATH`` lies in the job directory (compared by
+  real path, so a symlink pointing there counts);
+- the command would run the artifact itself: ``{output}`` as the program, or as the script of an interpreter or
+  shell (``bash {output}``, ``python -u {output}``, ``env X=1 sh {output}``);
+- the artifact looks like code: a code file suffix (``CODE_SUFFIXES``, defence in depth), a ``#!`` line, or an
+  executable binary's magic bytes (ELF, Mach-O, PE).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -30,8 +43,24 @@ from ..model import Finding, Job, Task, UnusableInput
 from ..safeio import Budget, file_kind, read_bytes
 from ..settings import Settings
 
-CODE_SUFFIXES = {".py", ".pyc", ".pth", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl", ".so", ".dll", ".jar",
-                 ".exe", ".bin", ".ipynb", ".php", ".lua", ".r", ".go", ".rs", ".c", ".cc", ".cpp", ".java"}
+CODE_SUFFIXES = {".py", ".pyc", ".pyw", ".pyz", ".pth", ".sh", ".bash", ".zsh", ".ksh", ".csh", ".tcsh", ".fish",
+                 ".ps1", ".psm1", ".psd1", ".bat", ".cmd", ".vbs", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".pm",
+                 ".so", ".dylib", ".dll", ".jar", ".class", ".wasm", ".exe", ".bin", ".ipynb", ".php", ".lua", ".r",
+                 ".go", ".rs", ".c", ".cc", ".cpp", ".java", ".swift", ".kt", ".scala", ".tcl", ".awk", ".applescript"}
+# Leading bytes of executables: ELF, Mach-O (both byte orders, 32/64 bit, universal), PE ("MZ").
+BINARY_MAGIC = (b"\x7fELF", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe",
+                b"\xca\xfe\xba\xbe", b"MZ")
+# Programs that run their first operand as code (a script, a command): ``{output}`` there executes the artifact.
+INTERPRETERS = frozenset({
+    "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox", "python", "python2", "python3",
+    "pypy", "pypy3", "node", "nodejs", "deno", "bun", "ruby", "perl", "php", "lua", "luajit", "rscript", "r", "pwsh",
+    "powershell", "osascript", "tclsh", "wish", "java", "awk", "gawk", "mawk", "source", "exec", "xargs", "nohup",
+    "timeout", "nice", "stdbuf", "sudo", "chroot", "setsid", "env", "uv", "uvx", "npx", "pipx",
+})
+# Options after which the code is inline (or a module name) and later operands are data. In a shell only -c
+# (``sh -e`` is errexit).
+INLINE_CODE = frozenset({"-e", "-E", "--eval", "-p", "--print", "-r", "-Command", "-command"})
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "fish", "csh", "tcsh", "busybox"})
 MAX_CAPTURE = 4000
 
 
@@ -150,10 +179,88 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tupl
     return ("pass" if p.returncode == 0 else "fail"), p.returncode, tail
 
 
+def _real(p: str | Path) -> Path:
+    return Path(os.path.realpath(p))
+
+
+def _within(p: Path, top: Path) -> bool:
+    return p == top or top in p.parents
+
+
+def _program_name(arg: str) -> str:
+    """``/usr/bin/python3.11`` → ``python``; ``{python}`` (this interpreter) → ``python``; else the lower-case
+    base name."""
+    if arg == "{python}":
+        return "python"
+    name = Path(arg).name.lower()
+    if name.endswith(".exe"):
+        name = name[:-4]
+    base = name.rstrip("0123456789.")
+    return base if base in INTERPRETERS else name
+
+
+_DURATION = re.compile(r"\d+(?:\.\d+)?[smhd]?")
+
+
+def _runs_output(command: list[str]) -> bool:
+    """``{output}`` is the program, or the code operand of an interpreter or launcher (``bash {output}``,
+    ``env X=1 timeout 5 python -u {output}``). Operands after inline code (``-c``, ``-e``) or a module (``-m``)
+    are data."""
+    args = list(command)
+    while args:
+        if "{output}" in args[0]:
+            return True
+        name = _program_name(args[0])
+        if name not in INTERPRETERS:
+            return False
+        rest = args[1:]
+        i = 0
+        # skip options, VAR=value assignments (env) and timeout's duration, up to the operand that is run
+        while i < len(rest) and (rest[i].startswith("-") or ("=" in rest[i] and "{" not in rest[i].split("=")[0])
+                                 or (name == "timeout" and _DURATION.fullmatch(rest[i]))):
+            if rest[i] in ("-c", "-m") or (name not in SHELLS and rest[i] in INLINE_CODE):
+                return False
+            i += 1
+        args = rest[i:]
+    return False
+
+
+def _looks_like_code(name: str, data: bytes) -> str | None:
+    if Path(name).suffix.lower() in CODE_SUFFIXES:
+        return "code"
+    if data.startswith(b"#!"):
+        return "a script (it starts with #!)"
+    if data.startswith(BINARY_MAGIC):
+        return "an executable binary"
+    return None
+
+
+def job_code_reason(command: list[str], job_dir: Path, task_dir: Path, env_path: str) -> str | None:
+    """Why running ``command`` (placeholders not yet filled) could execute something from the job directory,
+    or None. Paths are compared by real path: a symlink into the job counts as the job."""
+    job = _real(job_dir)
+    if _within(_real(task_dir), job):
+        return f"the task directory {task_dir} lies inside the job directory"
+    if _runs_output(command):
+        return "the command would execute the agent's output artifact"
+    for arg in command:
+        for part in (arg, *arg.split("=", 1)[1:]):
+            if os.path.isabs(part) and "{" not in part and _within(_real(part), job):
+                return f"the command names {part}, which lies in the job directory"
+    program = command[0]
+    if "{" not in program:
+        found = shutil.which(program, path=env_path)
+        if found and _within(_real(found), job):
+            return f"the program {program} resolves to {found}, in the job directory"
+    return None
+
+
 def rerun_perturbations(job: Job, task: Task, cfg: Settings) -> Finding:
     conf = task.trajaudit_config().get("p12")
     if not isinstance(conf, dict) or not conf.get("command") or not conf.get("output"):
         return _na("the task declares no verifier re-run ([trajaudit.p12] command + output in task.toml)")
+    if not cfg.rerun:
+        return _na("re-runs are off: pass --trajaudit-rerun (runs the task's verifier command, see docs/trust.md)")
     output = str(conf["output"])
     command = conf["command"]
     if isinstance(command, str):
@@ -162,11 +269,20 @@ def rerun_perturbations(job: Job, task: Task, cfg: Settings) -> Finding:
         return _na("[trajaudit.p12] command must be a list of strings")
     if Path(output).suffix.lower() in CODE_SUFFIXES:
         return _na(f"the output {output} is code: re-running the verifier on it would execute agent-written code")
+    env_path = os.pathsep.join(d for d in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep)
+                               if d and os.path.isabs(d) and not _within(_real(d), _real(job.dir)))
+    refused = job_code_reason(command, job.dir, task.dir, env_path)
+    if refused:
+        return _na(f"re-run refused: {refused}; nothing from the job directory is ever executed")
     rel = _find_artifact(job, output)
     if rel is None:
         return _na(f"the agent's output artifact is not in the job (looked for artifacts/{output.lstrip('/')} and "
                    f"artifacts/{Path(output).name})")
     original = read_bytes(job.dir, rel, Budget(cfg.max_file_bytes, cfg.max_file_bytes))
+    code = _looks_like_code(rel, original)
+    if code:
+        return _na(f"the output artifact {rel} is {code}: re-running the verifier on it could execute agent-written "
+                   "code")
     timeout = float(conf.get("timeout") or cfg.verifier_timeout)
     with tempfile.TemporaryDirectory(prefix="trajaudit-p12-") as tmp:
         root = Path(tmp)
@@ -182,13 +298,17 @@ def rerun_perturbations(job: Job, task: Task, cfg: Settings) -> Finding:
             cmd = [c.format(**subst) for c in command]
         except (KeyError, IndexError, ValueError) as exc:
             return _na(f"[trajaudit.p12] command has an unknown placeholder: {exc}")
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(work), "LANG": "C.UTF-8",
+        env = {"PATH": env_path, "HOME": str(work), "LANG": "C.UTF-8",
                "PYTHONDONTWRITEBYTECODE": "1", "TRAJAUDIT_OUTPUT": str(out_path),
                "TRAJAUDIT_TESTS_DIR": str(tests_dir), "TRAJAUDIT_TASK_DIR": str(task.dir)}
         runs: list[dict[str, Any]] = []
 
         def attempt(name: str, data: bytes) -> str:
-            out_path.write_bytes(data)
+            # a fresh, owner-only, never executable copy (0600): the artifact is data
+            out_path.unlink(missing_ok=True)
+            fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
             outcome, rc, tail = _run(cmd, work, env, timeout)
             runs.append({"perturbation": name, "outcome": outcome, "returncode": rc})
             if outcome == "error":

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ..redact import redact_tree
+from .paths import open_dir_nofollow
 
 CORE_KEYS = ("anti_cheat_read", "anti_cheat_write", "agentic_floor", "tool_breakdown", "verbatim_final")
 
@@ -174,35 +175,37 @@ def json_bytes(value: Any) -> bytes:
         return (text + "\n").encode("utf-8", "backslashreplace")
 
 
-def write_json_atomic(path: Path, value: Any, mode: int = REPORT_MODE) -> None:
+def write_json_atomic(path: Path, value: Any, mode: int = REPORT_MODE, base: Path | None = None) -> None:
     """``value`` as strict JSON (:func:`json_bytes`), written to a temporary file beside ``path`` and renamed over
     it, so a reader never sees a partial file and an interrupted run leaves the previous one."""
-    write_bytes_atomic(path, json_bytes(value), mode)
+    write_bytes_atomic(path, json_bytes(value), mode, base)
 
 
-def write_text_atomic(path: Path, text: str, mode: int = REPORT_MODE) -> None:
+def write_text_atomic(path: Path, text: str, mode: int = REPORT_MODE, base: Path | None = None) -> None:
     """Write ``text`` as UTF-8 (what cannot be encoded backslash-escaped) atomically: :func:`write_bytes_atomic`."""
-    write_bytes_atomic(path, text.encode("utf-8", "backslashreplace"), mode)
+    write_bytes_atomic(path, text.encode("utf-8", "backslashreplace"), mode, base)
 
 
-def write_bytes_atomic(path: Path, data: bytes, mode: int = REPORT_MODE) -> None:
-    """Write ``data`` atomically (temporary file in the same directory, then ``os.replace``) with ``mode``; new
-    directories are created 0700. A name that already exists as a symlink is replaced, never followed."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")  # O_EXCL, mode 0600
+def write_bytes_atomic(path: Path, data: bytes, mode: int = REPORT_MODE, base: Path | None = None) -> None:
+    """Write ``data`` atomically (a temporary file in the same directory, then a rename) with ``mode``; new
+    directories are created 0700. ``base``: the report directory; the directories between it and ``path`` are
+    opened without following symlinks (``paths.open_dir_nofollow``: a planted link there is replaced by a real
+    directory). A name that already exists as a symlink is replaced, never followed."""
+    base = path.parent if base is None else base
+    fd = open_dir_nofollow(base, path.parent.relative_to(base))
+    tmp = f".{path.name}.{secrets.token_hex(8)}.tmp"
     try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600, dir_fd=fd)
         try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-def safe_component(s: str) -> str:
-    out = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in s)
-    return out.strip(".") or "job"
+            os.fchmod(out, mode)
+            with os.fdopen(out, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path.name, src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=fd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(fd)

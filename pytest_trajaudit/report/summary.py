@@ -19,8 +19,9 @@ from ..aggregate import (
     verdict_counts,
 )
 from ..judges.stats import Totals
-from .audit import build_audit, safe_component, trace_grader_block, write_json_atomic, write_text_atomic
+from .audit import build_audit, trace_grader_block, write_json_atomic, write_text_atomic
 from .markdown import render as render_markdown
+from .paths import job_paths, safe_component
 
 MAX_TERMINAL_JOBS = 30
 DETAIL_OMITS = ("job", "code", "meta", "loads")  # a record's fields that its job entry already holds
@@ -217,14 +218,15 @@ class Rollup:
     def write(self, out_dir: Path, keys: dict[str, str]) -> dict[str, Any]:
         summary = self.summary()
         verdicts = self.verdicts()
+        rels = job_paths(list(verdicts))  # distinct ids never share a file (paths.py)
         for job_id, (verdict, reasons) in verdicts.items():
             j = self.jobs[job_id]
             audit = build_audit(job_id, j["meta"], j["records"], verdict, reasons, keys, j["error"],
                                 j.get("advisor_error"))
-            rel = Path(*[safe_component(p) for p in Path(job_id).parts if p not in ("..", "/")])
-            write_json_atomic(out_dir / "jobs" / rel / f"audit-{safe_component(audit['config'])}.json", audit)
-        write_json_atomic(out_dir / "summary.json", summary)
-        write_text_atomic(out_dir / "report.md", render_markdown(summary, self.jobs, _today()))
+            write_json_atomic(out_dir / "jobs" / rels[job_id] / f"audit-{safe_component(audit['config'])}.json",
+                              audit, base=out_dir)
+        write_json_atomic(out_dir / "summary.json", summary, base=out_dir)
+        write_text_atomic(out_dir / "report.md", render_markdown(summary, self.jobs, _today()), base=out_dir)
         return summary
 
     def terminal_lines(self, summary: dict[str, Any] | None = None) -> list[str]:

@@ -419,7 +419,7 @@ def _p12(tmp_path: Path, tasks: Path | None, artifact: str | bytes | None = "[1,
          where: str = "artifacts/out.json", cfg: Settings | None = None):
     files = {where: artifact} if artifact is not None else {}
     j = _job(tmp_path, reward=reward, files=files, tasks=(tasks,) if tasks else (), cfg=cfg)
-    return run("P12", j, cfg or Settings(tasks_dirs=(tasks,) if tasks else ()))
+    return run("P12", j, cfg or Settings(tasks_dirs=(tasks,) if tasks else (), rerun=True))
 
 
 def test_p12_seed_unfair_test_example_is_tests_too_tight(tmp_path):
@@ -563,7 +563,7 @@ def _alive(pid: int) -> bool:
 def test_p12_timeout_defaults_to_the_settings(tmp_path):
     p12 = {k: v for k, v in P12_PYTHON.items() if k != "timeout"}
     tasks = _p12_tasks(tmp_path, "import time\ntime.sleep(60)\n", p12)
-    cfg = Settings(tasks_dirs=(tasks,), verifier_timeout=1.5)
+    cfg = Settings(tasks_dirs=(tasks,), verifier_timeout=1.5, rerun=True)
     f = _p12(tmp_path, tasks, cfg=cfg)
     assert f.evidence == "the verifier re-run timed out after 1.5s on the original output"
 
@@ -662,7 +662,7 @@ def test_p12_symlinked_artifact_is_not_followed(tmp_path):
     tasks = _p12_tasks(tmp_path)
     j = _job(tmp_path, tasks=(tasks,), files={"artifacts/.keep": ""})
     os.symlink(outside, j.dir / "artifacts" / "out.json")
-    f = run("P12", j, Settings(tasks_dirs=(tasks,)))
+    f = run("P12", j, Settings(tasks_dirs=(tasks,), rerun=True))
     assert f.status == "N/A"
     assert "artifact is not in the job" in f.evidence
 
@@ -749,7 +749,7 @@ def test_example_task_judges_the_struggling_run():
     ref = classify(root / "runs" / "benchflow" / "tictoc__Struggle01")
     tasks = (root / "tasks",)
     reg = registry()
-    audit = audit_job(ref, Settings(tasks_dirs=tasks), [reg[c] for c in ("P9", "P12", "P13")])
+    audit = audit_job(ref, Settings(tasks_dirs=tasks, rerun=True), [reg[c] for c in ("P9", "P12", "P13")])
     assert audit.error is None
     assert audit.results["P9"].status == "WARN"
     assert audit.results["P9"].evidence.startswith("5 rows, 3 unique txn in environment/data/aborts.tsv")
