@@ -186,7 +186,7 @@ def test_readme_quick_start(pytester: pytest.Pytester) -> None:
     expected = [ln.strip() for ln in block.splitlines() if ln.startswith("    ") and "pip install" not in ln]
     examples = Path(__file__).resolve().parent.parent / "examples"
     result = pytester.runpytest(f"--trajaudit={examples / 'runs'}", f"--trajaudit-tasks={examples / 'tasks'}",
-                                "--trajaudit-rerun", "-p", "no:cacheprovider", "-p", "no:randomly")
+                                "-p", "no:cacheprovider", "-p", "no:randomly")
     assert result.ret == 1
     out = [ln.strip() for ln in result.outlines]
     for line in expected:
