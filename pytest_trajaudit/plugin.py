@@ -132,7 +132,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--trajaudit-judge-base-url", dest="trajaudit_judge_base_url", default=None, metavar="URL",
                 help="OpenAI-compatible base URL (default: $JUDGE_BASE_URL, then $ADVISOR_BASE_URL, then the provider's)")
     g.addoption("--trajaudit-judge-timeout", dest="trajaudit_judge_timeout", default=None, metavar="SECONDS",
-                help="seconds per judge HTTP attempt (default 120)")
+                help="total seconds per judge HTTP attempt, however the server trickles its answer (default 120)")
     g.addoption("--trajaudit-judge-retries", dest="trajaudit_judge_retries", default=None, metavar="N",
                 help="retries after a 5xx, 429, timeout or connection error (default 2; never on a bad answer)")
     g.addoption("--trajaudit-judge-concurrency", dest="trajaudit_judge_concurrency", default=None, metavar="N",
