@@ -125,6 +125,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="per-file size limit in MiB (default 512)")
     g.addoption("--trajaudit-max-job-mb", dest="trajaudit_max_job_mb", type=float, default=None,
                 help="per-job size limit in MiB over every file the job reads (default 1024)")
+    g.addoption("--trajaudit-max-events", dest="trajaudit_max_events", type=int, default=None,
+                help="per-job limit on events: JSON objects and arrays per parsed file, lines per JSON Lines file, "
+                "events per trajectory (default 1000000); past it the job is unusable input (docs/limits.md)")
+    g.addoption("--trajaudit-audit-budget", dest="trajaudit_audit_budget", type=float, default=None,
+                metavar="SECONDS", help="CPU seconds one job's audit may take (default 60); past it the job is "
+                "unusable input, 'audit exceeded N s' (docs/limits.md)")
     # LLM judges (judges/; README "Judges"): off unless a model is named
     g.addoption("--trajaudit-judge", dest="trajaudit_judge", action="append", default=None, metavar="MODEL",
                 help="LLM judge model (litellm name; repeatable: two or more enable P13 concurrence). Judges P3's "
@@ -162,6 +168,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   type="linelist", default=[])
     parser.addini("trajaudit_max_file_mb", "default for --trajaudit-max-file-mb", default="512")
     parser.addini("trajaudit_max_job_mb", "default for --trajaudit-max-job-mb", default="1024")
+    parser.addini("trajaudit_max_events", "default for --trajaudit-max-events", default="1000000")
+    parser.addini("trajaudit_audit_budget", "default for --trajaudit-audit-budget (seconds)", default="60")
     parser.addini("trajaudit_judge", "default for --trajaudit-judge (one model per line)", type="linelist",
                   default=[])
     for name in ("base_url", "timeout", "retries", "concurrency", "cache", "api_key_env", "provider"):
@@ -245,6 +253,14 @@ def _base_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"trajaudit: size limits must be numbers of MiB: {exc}") from None
     if max_file <= 0 or max_job <= 0:
         raise pytest.UsageError("trajaudit: size limits must be positive")
+    try:
+        max_events = int(str(_ini_or_opt(config, "trajaudit_max_events")).strip())
+        budget = float(_ini_or_opt(config, "trajaudit_audit_budget"))
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(f"trajaudit: --trajaudit-max-events needs a whole number and "
+                                f"--trajaudit-audit-budget a number of seconds: {exc}") from None
+    if max_events <= 0 or not budget > 0:
+        raise pytest.UsageError("trajaudit: --trajaudit-max-events and --trajaudit-audit-budget must be positive")
     tasks = config.getoption("trajaudit_tasks", None) or [str(p) for p in config.getini("trajaudit_tasks")]
     tasks_dirs = []
     for t in tasks:
@@ -253,6 +269,7 @@ def _base_settings(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"trajaudit: --trajaudit-tasks {t}: not a directory")
         tasks_dirs.append(p)
     return Settings(literal=literal, max_file_bytes=int(max_file * MB), max_job_bytes=int(max_job * MB),
+                    max_events=max_events, audit_budget=budget,
                     tasks_dirs=tuple(tasks_dirs), privileged_roots=_privileged_roots(config))
 
 

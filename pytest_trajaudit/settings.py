@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .judges import JudgeConfig
-from .safeio import DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_JOB_BYTES
+from .safeio import DEFAULT_MAX_EVENTS, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_JOB_BYTES
+from .timebudget import DEFAULT_AUDIT_BUDGET
 
 # --- The seeds' operational regexes, verbatim (audit-general.md P1/P2) -----------------------------------
 READ_PATTERNS = [
@@ -96,6 +97,8 @@ class Settings:
     tasks_dirs: tuple[Path, ...] = ()  # --trajaudit-tasks: where task directories are found by name
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_job_bytes: int = DEFAULT_MAX_JOB_BYTES
+    max_events: int = DEFAULT_MAX_EVENTS  # JSON objects and arrays per parse, lines per stream, events per job
+    audit_budget: float = DEFAULT_AUDIT_BUDGET  # CPU seconds per job's audit (timebudget.py)
     # thresholds (audit-general.md P8)
     repeat_prefix: int = 80
     retries_threshold: int = 2

@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from ..model import AGENT, EXECUTE, OTHER, SKILL, THOUGHT, USER, Event, Trajectory
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import clip, flatten_text, tool_event
 
 NAME = "chat"
@@ -242,7 +242,7 @@ def _terminus_json(text: str) -> dict | None:
     s = text.strip()
     if s.startswith("{"):
         try:
-            val = orjson.loads(s)
+            val = loads_bounded(s)
             if isinstance(val, dict):
                 return val
         except orjson.JSONDecodeError:

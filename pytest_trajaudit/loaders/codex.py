@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, OTHER, READ, SEARCH, THINK, THOUGHT, USER, Event, Trajectory
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import SHLEX_MAX, clip, dumps, flatten_text, kind_for_tool, split_words, tool_event
 
 NAME = "codex"
@@ -129,7 +129,7 @@ def _loads_dict(text: Any) -> dict | None:
     if not isinstance(text, str) or not text.lstrip().startswith("{"):
         return None
     try:
-        val = orjson.loads(text)
+        val = loads_bounded(text)
     except orjson.JSONDecodeError:
         return None
     return val if isinstance(val, dict) else None

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 
 from ..model import AGENT, EXECUTE, OTHER, THOUGHT, USER, Event, Trajectory
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import clip, flatten_text, tool_event
 
 NAME = "mini-swe-agent"
@@ -104,7 +104,7 @@ def _observation(content: str, extra: dict) -> tuple[str, str, int | None]:
             code = int(old.group(1))
         elif content.lstrip().startswith("{"):
             try:
-                doc = orjson.loads(content)
+                doc = loads_bounded(content)
             except orjson.JSONDecodeError:
                 doc = None
             if isinstance(doc, dict) and isinstance(doc.get("returncode"), int):
@@ -150,7 +150,7 @@ def _actions_of(msg: dict) -> list[tuple[str, str | None]]:
             args = fn.get("arguments")
             if isinstance(args, str):
                 try:
-                    args = orjson.loads(args)
+                    args = loads_bounded(args)
                 except orjson.JSONDecodeError:
                     args = {"command": args}
             cmd = args.get("command") if isinstance(args, dict) else None

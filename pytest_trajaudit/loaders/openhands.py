@@ -55,7 +55,7 @@ from ..model import (
     Trajectory,
     UnusableInput,
 )
-from ..safeio import Budget, Parsed, iter_lines, parse_bytes, read_bytes
+from ..safeio import Budget, Parsed, iter_lines, loads_bounded, parse_bytes, read_bytes
 from .common import clip, flatten_text, shell_read_paths, tool_event
 
 NAME = "openhands"
@@ -185,7 +185,7 @@ def scan_members(base: Any, rel: str, max_file: int) -> list[str] | None:
             if m:
                 ids.append(f"{orjson.loads(m.group(1))}__{orjson.loads(m.group(2))}-{int(m.group(3))}")
                 continue
-            rec = orjson.loads(line)
+            rec = loads_bounded(line)
             if not _is_record(rec):
                 raise ValueError("not a record")
             ids.append(_record_id(rec, n))

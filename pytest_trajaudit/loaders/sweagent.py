@@ -42,7 +42,7 @@ from typing import Any
 import orjson
 
 from ..model import EDIT, EXECUTE, OTHER, OTHER_KIND, READ, SEARCH, THOUGHT, USER, Event, Trajectory
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import clip, flatten_text, shell_read_paths, split_words, tool_event
 
 NAME = "swe-agent"
@@ -101,7 +101,7 @@ def _as_dict(value: Any) -> dict[str, Any]:
         return value
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
-            doc = orjson.loads(value)
+            doc = loads_bounded(value)
         except orjson.JSONDecodeError:
             return {}
         return doc if isinstance(doc, dict) else {}
