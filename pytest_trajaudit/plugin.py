@@ -127,7 +127,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="per-job size limit in MiB over every file the job reads (default 1024)")
     g.addoption("--trajaudit-max-events", dest="trajaudit_max_events", type=int, default=None,
                 help="per-job limit on events: JSON objects and arrays per parsed file, lines per JSON Lines file, "
-                "events per trajectory (default 1000000); past it the job is unusable input (docs/limits.md)")
+                "events per trajectory (default 500000); past it the job is unusable input (docs/limits.md)")
     g.addoption("--trajaudit-audit-budget", dest="trajaudit_audit_budget", type=float, default=None,
                 metavar="SECONDS", help="CPU seconds one job's audit may take (default 60); past it the job is "
                 "unusable input, 'audit exceeded N s' (docs/limits.md)")
@@ -168,7 +168,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   type="linelist", default=[])
     parser.addini("trajaudit_max_file_mb", "default for --trajaudit-max-file-mb", default="512")
     parser.addini("trajaudit_max_job_mb", "default for --trajaudit-max-job-mb", default="1024")
-    parser.addini("trajaudit_max_events", "default for --trajaudit-max-events", default="1000000")
+    parser.addini("trajaudit_max_events", "default for --trajaudit-max-events", default="500000")
     parser.addini("trajaudit_audit_budget", "default for --trajaudit-audit-budget (seconds)", default="60")
     parser.addini("trajaudit_judge", "default for --trajaudit-judge (one model per line)", type="linelist",
                   default=[])

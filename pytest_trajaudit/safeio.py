@@ -37,9 +37,10 @@ DEFAULT_MAX_JOB_BYTES = 1024 * MB
 # Events per job: the JSON objects and arrays one parse may build, the lines of a streamed JSON Lines file, the
 # events of a loaded trajectory. Memory follows the number of values, not the bytes: ``[{},{},…]`` costs some
 # 70 bytes of Python objects per 3 bytes of file, so the byte limits alone would let one file take many GB.
-# Real trajectories hold a few thousand objects per MB (at most ~5,000/MB in the corpus), so a trajectory near the
-# per-file size limit stays under it.
-DEFAULT_MAX_EVENTS = 1_000_000
+# Real trajectories hold a few thousand objects per MB (at most ~5,000/MB in the corpus) and about a thousand lines
+# per MB of JSON Lines: a real trajectory of 100 MB or more stays under the limit, and a file of tiny objects at
+# the limit costs some 45 MB. (docs/limits.md)
+DEFAULT_MAX_EVENTS = 500_000
 
 _MAX_EVENTS: contextvars.ContextVar[int] = contextvars.ContextVar("trajaudit_max_events", default=DEFAULT_MAX_EVENTS)
 

@@ -146,19 +146,27 @@ BACKTRACKING_REVIEWED = {
     # word starts only (`\b`); the alternatives split at `_`, at capitals, at `.`: one way each
     r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|\w+\.\w+(?=\())",
     r"(?<![\w-])--[a-z][\w-]+",
+    # anchored at the start (one start); `(.*)` backs off to a quote followed by spaces to the end: each space run
+    # is scanned from the one quote before it
+    r"\A\s*(?:\S*/)?(?:bash|sh|zsh)\s+-l?c\s+(['\"])(.*)\1\s*\Z",
 }
 
 
 def test_backtracking_patterns_are_reviewed() -> None:
     """Every pattern compiled by the project that RE2 cannot express is listed above with why it is linear, or
-    is the advisor's mention set (run only on windows around Aho–Corasick keyword hits: advisor/scan.py), or the
-    file-name pattern (one start per token, segments split at ``/``)."""
+    is the advisor's mention set (run only on windows around Aho–Corasick keyword hits: advisor/scan.py), the
+    file-name pattern (one start per token, segments split at ``/``) or OpenHands' skill call (anchored at the
+    start, one lazy scan to the closing quote)."""
     registry()
     import pytest_trajaudit.advisor.core  # noqa: F401 - compiles the advisor's patterns
+    from pytest_trajaudit.loaders import sniff
+
+    sniff.loaders()
 
     for rx in linre.backtracking():
         p = rx.pattern
-        if p in BACKTRACKING_REVIEWED or p.startswith("(?P<g0>") or p.startswith(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\."):
+        if p in BACKTRACKING_REVIEWED or p.startswith(("(?P<g0>", r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.",
+                                                      r"^\s*(open_file|goto_line|")):
             continue
         if p in (r"(?<=a)b", r"(a)\1", r"a(?!b)", r"(?>a+)b", r"a{1001}"):  # this module's own examples
             continue
@@ -194,7 +202,7 @@ def _corpus_texts(corpus: Path) -> list[tuple[str, str]]:
 
 
 def test_equal_matches_on_the_corpus(corpus: Path) -> None:
-    """Every RE2-backed pattern the project compiles (settings, principles, advisor) finds the same matches as
+    """Every RE2-backed pattern the project compiles (settings, principles, advisor, loaders) finds the same matches as
     Python's ``re`` (spans and groups of the first matches) in every real text: each corpus file whole (the seeds'
     literal mode scans the whole trajectory) and every command, message, output and argument of its events."""
     registry()

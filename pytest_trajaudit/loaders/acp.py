@@ -9,9 +9,9 @@ accepted: the synthetic review-fixture shape ``{"phase","type":"tool_call","tool
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from .. import linre
 from ..model import AGENT, EXECUTE, OTHER, THOUGHT, TOOL, USER, Event, Trajectory
 from ..safeio import Parsed
 from .common import clip, dumps, flatten_text, kind_for_tool, tool_event
@@ -21,7 +21,7 @@ STREAMS = True  # load() reads Parsed.records() one line at a time (loaders/job.
 _TYPES = {"user_message", "agent_message", "agent_thought", "tool_call", "agent_timeout", "tool_call_update"}
 _STATUS = {"completed": "ok", "failed": "failed", "cancelled": "failed", "error": "failed"}
 _GENERIC_TITLES = {"terminal", "bash", "run", "execute", "shell", "read file", "write", "edit", "read"}
-_TITLE_PATH = re.compile(r"^(?:Read|Write|Edit|View|Create|Update)\s+(?:File\s+)?[`'\"]?(/[^\s`'\"]+|[\w.\-]+/[^\s`'\"]+)")
+_TITLE_PATH = linre.compile(r"^(?:Read|Write|Edit|View|Create|Update)\s+(?:File\s+)?[`'\"]?(/[^\s`'\"]+|[\w.\-]+/[^\s`'\"]+)")
 
 
 def sniff(parsed: Parsed) -> bool:

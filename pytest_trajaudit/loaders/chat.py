@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import AGENT, EXECUTE, OTHER, SKILL, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed, loads_bounded
 from .common import clip, flatten_text, tool_event
@@ -39,8 +40,8 @@ _ASSISTANT = {"assistant", "model", "ai", "bot"}
 _USER = {"user", "human"}
 _TOOL_ROLES = {"tool", "function", "ipython"}
 _ITEM_TYPES = {"function_call", "function_call_output", "reasoning", "message"}
-_EXIT = re.compile(r"^(?:Exit code|exit code|Exit status|exit status)[: ]+(-?\d+)\b|<returncode>\s*(-?\d+)\s*</returncode>", re.M)
-_KEYSTROKES_XML = re.compile(r"<keystrokes\b[^>]*>(.*?)</keystrokes>", re.S)
+_EXIT = linre.compile(r"^(?:Exit code|exit code|Exit status|exit status)[: ]+(-?\d+)\b|<returncode>\s*(-?\d+)\s*</returncode>", re.M)
+_KEYSTROKES_XML = linre.compile(r"<keystrokes\b[^>]*>(.*?)</keystrokes>", re.S)
 _DECODER = json.JSONDecoder()
 
 

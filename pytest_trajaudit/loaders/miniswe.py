@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import AGENT, EXECUTE, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed, loads_bounded
 from .common import clip, flatten_text, tool_event
@@ -31,11 +32,11 @@ from .common import clip, flatten_text, tool_event
 NAME = "mini-swe-agent"
 _SENTINELS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 _MARKERS = ("<returncode>", "```mswea_bash_command", *_SENTINELS)
-_FENCE = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?[ \t]*\n(.*?)\n?```", re.S)
-_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-_OUTPUT_TAG = re.compile(r"<output>\n?(.*?)\n?</output>", re.S)
-_DICT_RC = re.compile(r"['\"]returncode['\"]:\s*(-?\d+)")  # very old: Observation: {'output': .., 'returncode': 0}
-_TIMEOUT = re.compile(r"^The last command <command>.*?</command> timed out", re.S)
+_FENCE = linre.compile(r"```(?:bash|sh|shell|mswea_bash_command)?[ \t]*\n(.*?)\n?```", re.S)
+_RETURNCODE = linre.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_OUTPUT_TAG = linre.compile(r"<output>\n?(.*?)\n?</output>", re.S)
+_DICT_RC = linre.compile(r"['\"]returncode['\"]:\s*(-?\d+)")  # very old: Observation: {'output': .., 'returncode': 0}
+_TIMEOUT = linre.compile(r"^The last command <command>.*?</command> timed out", re.S)
 _INFO_KEYS = ("exit_status", "submission", "model_stats", "mini_version")
 
 
