@@ -288,11 +288,10 @@ def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parse
         values: list[Any] = []
         linenos: list[int] = []
         offsets: list[int] = []
-        lines = text.split("\n")
-        if len(lines) < 2 or sum(1 for ln in lines if ln.strip()) < 2:
+        if not _two_nonblank_lines(text):
             raise UnusableInput(path, f"starts like JSON but is not valid JSON: {_short(whole_err)}") from None
         pos = 0
-        for i, line in enumerate(lines, 1):
+        for i, line in enumerate(_lines(text), 1):  # one line at a time: never a second copy of the whole text
             tick()
             start, pos = pos, pos + len(line) + 1
             if not line.strip():
@@ -310,6 +309,30 @@ def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parse
                 ) from None
             linenos.append(i)
         return Parsed("jsonl", values, text, linenos, offsets)
+
+
+_NONSPACE = re.compile(r"\S")  # str.isspace()'s complement: a line that is not blank for str.strip()
+
+
+def _two_nonblank_lines(text: str) -> bool:
+    """``text.split("\\n")`` has two or more lines that are not blank, found without splitting."""
+    first = _NONSPACE.search(text)
+    if first is None:
+        return False
+    nl = text.find("\n", first.end())
+    return nl != -1 and _NONSPACE.search(text, nl) is not None
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.split("\\n")``, one line at a time."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end == -1:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
 
 
 def _short(err: Exception) -> str:
