@@ -3,16 +3,17 @@
 Python's ``re`` is a backtracking engine: a pattern such as ``pip\\s+install\\s+[^=]+(?:json|pytest)\\s`` takes time
 quadratic in the text on a trajectory the agent wrote with many ``pip install`` and no ``=``; RE2 takes time
 linear in the text for every pattern. :func:`compile` takes a pattern written for ``re`` (the seeds', the precise
-mode's, a rules file's) and returns an object with ``re.Pattern``'s methods (search, match, fullmatch, finditer,
+mode's, the principles', the loaders') and returns an object with ``re.Pattern``'s methods (search, match, fullmatch, finditer,
 findall, sub, subn, split; ``pattern``, ``flags``, ``groups``, ``groupindex``) whose matches are Python's:
 
 - the pattern is read by Python's own parser (``re._parser``: every escape, flag and class exactly as ``re``
   reads it) and written out again in RE2 syntax, construct by construct;
 - Python's Unicode ``\\d``, ``\\s``, ``\\w`` (and ``\\D``, ``\\S``, ``\\W``) become explicit classes of the code points
-  Python's own ``re`` puts in them (computed from ``re`` at first use), so e.g. a no-break space is ``\\s`` in both;
-  with ``re.ASCII``, the ASCII classes; ``.`` is ``[^\\n]`` (or any character under ``re.DOTALL``); ``^``/``$``/``\\A``/
-  ``\\Z`` keep Python's meaning (``$`` without ``re.MULTILINE`` also matches before a final newline: there the
-  match includes that newline, the one difference in a match's span).
+  Python's own ``re`` puts in them (``_uniclasses.py``, made from ``re`` for this Unicode version), so e.g. a
+  no-break space is ``\\s`` in both; with ``re.ASCII``, the ASCII classes; ``.`` is ``[^\\n]`` (or any character
+  under ``re.DOTALL``); ``^``/``\\A``/``\\Z`` keep Python's meaning, and so does ``$``: without ``re.MULTILINE`` it
+  also matches before a final newline, which RE2 cannot say without a lookahead, so that newline is matched into
+  a marker group and taken back out of the match (:class:`_DollarPattern`).
 - ``\\b``/``\\B`` are RE2's: a boundary between ASCII word characters and the rest. Python's Unicode ``\\b`` also
   counts a non-ASCII letter as a word character; RE2 has no such assertion. Next to an ASCII letter (the
   project's patterns: ``\\bconftest``, ``\\bactually\\b``) RE2 sees a boundary wherever Python does and also where a
@@ -287,7 +288,11 @@ class _Match:
         return next((n for n, g in self.re.py.groupindex.items() if g == i), None)
 
     def expand(self, template: str) -> str:
-        return _sre.expand_template(_sre.parse_template(template, self.re.py), self)
+        expand = getattr(re, "_expand", None)  # Python 3.11: re's own template expansion, given any match object
+        if expand is not None:
+            return expand(self.re.py, self, template)
+        parts = _sre.parse_template(template, self.re.py)  # later Pythons: literals and group numbers, alternating
+        return "".join(p if i % 2 == 0 else (self[p] or "") for i, p in enumerate(parts))
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

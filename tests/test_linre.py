@@ -69,7 +69,7 @@ def test_word_boundary_next_to_a_non_ascii_letter() -> None:
     assert not rx.search("cat xconftest.py")
 
 
-def test_what_rre2_cannot_express_stays_python() -> None:
+def test_what_re2_cannot_express_stays_python() -> None:
     for p in (r"(?<=a)b", r"(a)\1", r"a(?!b)", r"(?>a+)b", r"a{1001}"):
         rx = linre.compile(p)
         assert isinstance(rx, re.Pattern) and rx in linre.backtracking()
