@@ -16,7 +16,7 @@ import pytest
 from pytest_trajaudit import linre
 from pytest_trajaudit.discovery import JobRef
 from pytest_trajaudit.engine import audit_job
-from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles import _task, registry
 from pytest_trajaudit.settings import LETHAL, Settings
 from tests.jobfactory import make_job
 
@@ -155,8 +155,9 @@ BACKTRACKING_REVIEWED = {
 def test_backtracking_patterns_are_reviewed() -> None:
     """Every pattern compiled by the project that RE2 cannot express is listed above with why it is linear, or
     is the advisor's mention set (run only on windows around Aho–Corasick keyword hits: advisor/scan.py), the
-    file-name pattern (one start per token, segments split at ``/``) or OpenHands' skill call (anchored at the
-    start, one lazy scan to the closing quote)."""
+    file-name pattern (one start per token, segments split at ``/``), OpenHands' skill call (anchored at the
+    start, one lazy scan to the closing quote) or a task's mount pattern (``_task.mount_re``: a token start, the
+    task's mount paths as literals, then a class that cannot fail once started)."""
     registry()
     import pytest_trajaudit.advisor.core  # noqa: F401 - compiles the advisor's patterns
     from pytest_trajaudit.loaders import sniff
@@ -166,7 +167,7 @@ def test_backtracking_patterns_are_reviewed() -> None:
     for rx in linre.backtracking():
         p = rx.pattern
         if p in BACKTRACKING_REVIEWED or p.startswith(("(?P<g0>", r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.",
-                                                      r"^\s*(open_file|goto_line|")):
+                                                      r"^\s*(open_file|goto_line|", _task._DELIM + "(?:")):
             continue
         if p in (r"(?<=a)b", r"(a)\1", r"a(?!b)", r"(?>a+)b", r"a{1001}"):  # this module's own examples
             continue
