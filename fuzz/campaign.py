@@ -10,7 +10,9 @@ worker process (``fuzz/targets.py``), so a hang (an input running longer than ``
 documented unusable-input error; anything else is a finding. Each distinct finding (target, kind, exception type,
 innermost project frame) is written once to ``--out`` as ``<target>-<kind>-<hash>.bin`` (the smallest input seen)
 with a ``.txt`` beside it (traceback, generator, replay command). At the end a table gives the inputs tried per
-target; ``--out/stats.json`` holds the same numbers. Exit status 1 when there are findings, else 0.
+target; ``--out/stats.json`` holds the same numbers. Exit status 1 when there are findings, else 0. A "slow"
+finding (an input that succeeded or was refused, but took longer than ``--slow`` seconds) is a finding like a
+crash: hostile input must be handled in bounded time, so a slow input fails the campaign too.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ if str(ROOT) not in sys.path:
 from fuzz import gen, seeds  # noqa: E402
 
 TARGET_NAMES = ("safeio", "trajectory", "multi", "job")
+FAILING_KINDS = ("crash", "hang", "died", "slow")  # every kind of finding fails the campaign
 
 
 # --------------------------------------------------------------------------- worker
@@ -198,7 +201,7 @@ def campaign(args: argparse.Namespace) -> int:
     finally:
         w.close()
     _report(args, out, stats, findings)
-    return 1 if any(k[1] in ("crash", "hang", "died") for k in findings) else 0
+    return 1 if any(k[1] in FAILING_KINDS for k in findings) else 0
 
 
 def _record(out: Path, key: tuple[str, ...], res: dict[str, Any], gname: str, name: str, data: bytes,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import timebudget
 from .discovery import JobRef
 from .gcpause import paused_gc
 from .judges import Answer
@@ -21,6 +22,7 @@ from .principles import Pending, Principle
 from .principles._shell import forget
 from .redact import clean, redact_tree
 from .settings import Settings
+from .timebudget import AuditTimeout, budget
 
 
 @dataclass(slots=True)
@@ -121,7 +123,10 @@ def _task_meta(job: Job) -> dict[str, Any]:
 
 
 def _short_error(ref: JobRef, exc: UnusableInput) -> str:
-    """'<file relative to the job dir>: <reason>' (the job id is added by whoever prints it)."""
+    """'<file relative to the job dir>: <reason>' (the job id is added by whoever prints it); a spent time budget
+    concerns the whole job: its reason alone."""
+    if isinstance(exc, AuditTimeout):
+        return exc.reason
     try:
         rel = Path(exc.path).relative_to(ref.dir).as_posix()
     except ValueError:
@@ -150,15 +155,19 @@ def audit_job(ref: JobRef, cfg: Settings, principles: list[Principle], *, judges
     at once (non-blocking); its interim finding (the mechanical one, default N/A "awaiting judge answers") stands
     in ``results`` until :meth:`JobAudit.resolve`. ``judges=False`` (e.g. a group item recomputing a record)
     submits nothing and keeps the interim finding."""
-    with paused_gc():  # a job's parsed records and events: young, acyclic, alive until it is done (gcpause.py)
+    # a job's parsed records and events: young, acyclic, alive until it is done (gcpause.py); the whole audit,
+    # loading included, within its time budget (timebudget.py)
+    with paused_gc():
         try:
-            job = load_job(ref, cfg)
-        except UnusableInput as exc:
+            with budget(cfg.audit_budget, ref.dir):
+                job = load_job(ref, cfg)
+                timebudget.check()
+                try:
+                    return _audit_loaded(job, ref, cfg, principles, judges)
+                finally:
+                    forget()
+        except UnusableInput as exc:  # unreadable input, or the budget spent: the job errors, never passes
             return JobAudit(redact_tree(_error_meta(ref, cfg, exc)), {}, error=clean(_short_error(ref, exc)))
-        try:
-            return _audit_loaded(job, ref, cfg, principles, judges)
-        finally:
-            forget()
 
 
 def _audit_loaded(job: Job, ref: JobRef, cfg: Settings, principles: list[Principle], judges: bool) -> JobAudit:
@@ -166,6 +175,7 @@ def _audit_loaded(job: Job, ref: JobRef, cfg: Settings, principles: list[Princip
     results: dict[str, Result] = {}
     pending: dict[str, Deferred] = {}
     for p in principles:
+        timebudget.check()  # between principles: a spent budget ends the job's audit here (AuditTimeout)
         if job.is_oracle:
             results[p.code] = Result("N/A", "oracle run: not audited (it counts only through its reward)")
             continue
@@ -180,6 +190,8 @@ def _audit_loaded(job: Job, ref: JobRef, cfg: Settings, principles: list[Princip
                 f = interim
             if not isinstance(f, Finding):
                 raise TypeError(f"returned {type(f).__name__}, not a Finding")
+        except AuditTimeout:
+            raise  # the whole job, not this principle
         except UnusableInput as exc:  # input only this principle reads (e.g. ADV's privileged material)
             results[p.code] = Result("ERROR", "", internal_error=clean(_short_error(ref, exc)))
             continue

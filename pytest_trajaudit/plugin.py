@@ -128,6 +128,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="per-file size limit in MiB (default 512)")
     g.addoption("--trajaudit-max-job-mb", dest="trajaudit_max_job_mb", type=float, default=None,
                 help="per-job size limit in MiB over every file the job reads (default 1024)")
+    g.addoption("--trajaudit-max-events", dest="trajaudit_max_events", type=int, default=None,
+                help="per-job limit on events: JSON objects and arrays per parsed file, lines per JSON Lines file, "
+                "events per trajectory (default 500000); past it the job is unusable input (docs/limits.md)")
+    g.addoption("--trajaudit-audit-budget", dest="trajaudit_audit_budget", type=float, default=None,
+                metavar="SECONDS", help="CPU seconds one job's audit may take (default 60); past it the job is "
+                "unusable input, 'audit exceeded N s' (docs/limits.md)")
     # LLM judges (judges/; README "Judges"): off unless a model is named
     g.addoption("--trajaudit-judge", dest="trajaudit_judge", action="append", default=None, metavar="MODEL",
                 help="LLM judge model (litellm name; repeatable: two or more enable P13 concurrence). Judges P3's "
@@ -135,7 +141,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--trajaudit-judge-base-url", dest="trajaudit_judge_base_url", default=None, metavar="URL",
                 help="OpenAI-compatible base URL (default: $JUDGE_BASE_URL, then $ADVISOR_BASE_URL, then the provider's)")
     g.addoption("--trajaudit-judge-timeout", dest="trajaudit_judge_timeout", default=None, metavar="SECONDS",
-                help="seconds per judge HTTP attempt (default 120)")
+                help="total seconds per judge HTTP attempt, however the server trickles its answer (default 120)")
     g.addoption("--trajaudit-judge-retries", dest="trajaudit_judge_retries", default=None, metavar="N",
                 help="retries after a 5xx, 429, timeout or connection error (default 2; never on a bad answer)")
     g.addoption("--trajaudit-judge-concurrency", dest="trajaudit_judge_concurrency", default=None, metavar="N",
@@ -166,6 +172,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("trajaudit_rerun", "default for --trajaudit-rerun", type="bool", default=False)
     parser.addini("trajaudit_max_file_mb", "default for --trajaudit-max-file-mb", default="512")
     parser.addini("trajaudit_max_job_mb", "default for --trajaudit-max-job-mb", default="1024")
+    parser.addini("trajaudit_max_events", "default for --trajaudit-max-events", default="500000")
+    parser.addini("trajaudit_audit_budget", "default for --trajaudit-audit-budget (seconds)", default="60")
     parser.addini("trajaudit_judge", "default for --trajaudit-judge (one model per line)", type="linelist",
                   default=[])
     for name in ("base_url", "timeout", "retries", "concurrency", "cache", "api_key_env", "provider"):
@@ -249,6 +257,14 @@ def _base_settings(config: pytest.Config) -> Settings:
         raise pytest.UsageError(f"trajaudit: size limits must be numbers of MiB: {exc}") from None
     if max_file <= 0 or max_job <= 0:
         raise pytest.UsageError("trajaudit: size limits must be positive")
+    try:
+        max_events = int(str(_ini_or_opt(config, "trajaudit_max_events")).strip())
+        budget = float(_ini_or_opt(config, "trajaudit_audit_budget"))
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(f"trajaudit: --trajaudit-max-events needs a whole number and "
+                                f"--trajaudit-audit-budget a number of seconds: {exc}") from None
+    if max_events <= 0 or not budget > 0:
+        raise pytest.UsageError("trajaudit: --trajaudit-max-events and --trajaudit-audit-budget must be positive")
     tasks = config.getoption("trajaudit_tasks", None) or [str(p) for p in config.getini("trajaudit_tasks")]
     tasks_dirs = []
     for t in tasks:
@@ -257,6 +273,7 @@ def _base_settings(config: pytest.Config) -> Settings:
             raise pytest.UsageError(f"trajaudit: --trajaudit-tasks {t}: not a directory")
         tasks_dirs.append(p)
     return Settings(literal=literal, max_file_bytes=int(max_file * MB), max_job_bytes=int(max_job * MB),
+                    max_events=max_events, audit_budget=budget,
                     tasks_dirs=tuple(tasks_dirs), privileged_roots=_privileged_roots(config),
                     rerun=bool(_ini_or_opt(config, "trajaudit_rerun")))
 

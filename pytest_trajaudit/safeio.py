@@ -14,10 +14,13 @@ Every failure raises :class:`UnusableInput` naming the file and the reason in on
 from __future__ import annotations
 
 import codecs
+import contextlib
+import contextvars
 import errno
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from json import detect_encoding
 from pathlib import Path
@@ -26,10 +29,80 @@ from typing import Any
 import orjson
 
 from .model import UnusableInput
+from .timebudget import tick
 
 MB = 1024 * 1024
 DEFAULT_MAX_FILE_BYTES = 512 * MB
 DEFAULT_MAX_JOB_BYTES = 1024 * MB
+# Events per job: the JSON objects and arrays one parse may build, the lines of a streamed JSON Lines file, the
+# events of a loaded trajectory. Memory follows the number of values, not the bytes: ``[{},{},…]`` costs some
+# 70 bytes of Python objects per 3 bytes of file, so the byte limits alone would let one file take many GB.
+# Real trajectories hold a few thousand objects per MB (at most ~5,000/MB in the corpus) and about a thousand lines
+# per MB of JSON Lines: a real trajectory of 100 MB or more stays under the limit, and a file of tiny objects at
+# the limit costs some 45 MB. (docs/limits.md)
+DEFAULT_MAX_EVENTS = 500_000
+
+_MAX_EVENTS: contextvars.ContextVar[int] = contextvars.ContextVar("trajaudit_max_events", default=DEFAULT_MAX_EVENTS)
+
+
+@contextlib.contextmanager
+def events_limit(limit: int) -> Iterator[None]:
+    """Within the block, every parse (:func:`parse_text`, :func:`loads_bounded`, a streamed file) and every loaded
+    trajectory is held to ``limit`` events (``--trajaudit-max-events``)."""
+    token = _MAX_EVENTS.set(limit)
+    try:
+        yield
+    finally:
+        _MAX_EVENTS.reset(token)
+
+
+def max_events() -> int:
+    """The events limit in force (:func:`events_limit`, else :data:`DEFAULT_MAX_EVENTS`)."""
+    return _MAX_EVENTS.get()
+
+
+def too_many_events(path: str | Path, n: int, what: str = "") -> UnusableInput:
+    limit = max_events()
+    return UnusableInput(path, f"too many events ({n}{what} > limit {limit}; --trajaudit-max-events)")
+
+
+# A JSON string: what lies between its quotes is never an object or an array. Unrolled (a run of plain
+# characters, then escapes each followed by a run): every character has one way to match, so the scan is linear.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+_JSON_STRING_B = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
+
+
+def count_containers(text: str | bytes, limit: int) -> int:
+    """The JSON objects and arrays in ``text`` when more than ``limit`` (exact for valid JSON), else a number no
+    larger than ``limit``. Two C passes (counting brackets) settle almost every text; only a text with more
+    brackets than ``limit`` has its strings blanked out (a linear scan, one copy) and its brackets counted again,
+    so braces inside strings (code, JSON inside JSON) never count."""
+    if isinstance(text, bytes):
+        n = text.count(b"{") + text.count(b"[")
+        if n <= limit:
+            return n
+        bare = _JSON_STRING_B.sub(b'""', text)
+        return bare.count(b"{") + bare.count(b"[")
+    n = text.count("{") + text.count("[")
+    if n <= limit:
+        return n
+    bare = _JSON_STRING.sub('""', text)
+    return bare.count("{") + bare.count("[")
+
+
+def check_containers(text: str | bytes, path: str | Path) -> None:
+    """Refuse, before it is parsed, a JSON text that would build more than :func:`max_events` objects and arrays."""
+    limit = max_events()
+    n = count_containers(text, limit)
+    if n > limit:
+        raise too_many_events(path, n, " JSON objects and arrays")
+
+
+def loads_bounded(text: str | bytes, path: str | Path = "") -> Any:
+    """``orjson.loads(text)`` held to the events limit (JSON found inside a trajectory: tool arguments, outputs)."""
+    if len(text) > max_events():  # shorter text cannot hold more containers than the limit
+        check_containers(text, path)
+    return orjson.loads(text)
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 _DIR_FLAGS = _OPEN_FLAGS | getattr(os, "O_DIRECTORY", 0)
@@ -208,17 +281,18 @@ def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parse
     kept as a string value instead of failing; a line that starts like JSON must still parse."""
     if not looks_like_json(text):
         return Parsed("text", text, text)
+    check_containers(text, path)  # before anything is built (also bounds the JSON Lines read below)
     try:
         return Parsed("json", orjson.loads(text), text)
     except orjson.JSONDecodeError as whole_err:
         values: list[Any] = []
         linenos: list[int] = []
         offsets: list[int] = []
-        lines = text.split("\n")
-        if len(lines) < 2 or sum(1 for ln in lines if ln.strip()) < 2:
+        if not _two_nonblank_lines(text):
             raise UnusableInput(path, f"starts like JSON but is not valid JSON: {_short(whole_err)}") from None
         pos = 0
-        for i, line in enumerate(lines, 1):
+        for i, line in enumerate(_lines(text), 1):  # one line at a time: never a second copy of the whole text
+            tick()
             start, pos = pos, pos + len(line) + 1
             if not line.strip():
                 continue
@@ -235,6 +309,30 @@ def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parse
                 ) from None
             linenos.append(i)
         return Parsed("jsonl", values, text, linenos, offsets)
+
+
+_NONSPACE = re.compile(r"\S")  # str.isspace()'s complement: a line that is not blank for str.strip()
+
+
+def _two_nonblank_lines(text: str) -> bool:
+    """``text.split("\\n")`` has two or more lines that are not blank, found without splitting."""
+    first = _NONSPACE.search(text)
+    if first is None:
+        return False
+    nl = text.find("\n", first.end())
+    return nl != -1 and _NONSPACE.search(text, nl) is not None
+
+
+def _lines(text: str) -> Iterator[str]:
+    """``text.split("\\n")``, one line at a time."""
+    start = 0
+    while True:
+        end = text.find("\n", start)
+        if end == -1:
+            yield text[start:]
+            return
+        yield text[start:end]
+        start = end + 1
 
 
 def _short(err: Exception) -> str:
@@ -324,7 +422,12 @@ class JsonlStream:
         head.reverse()
         while head:
             yield head.pop()
-        for lineno, raw in iter_lines(self.base, self.rel, self.max_file, STREAM_CHUNK, keep_newline=True):
+        limit = max_events()
+        lines = iter_lines(self.base, self.rel, self.max_file, STREAM_CHUNK, keep_newline=True)
+        for n, (lineno, raw) in enumerate(lines, 1):  # n: non-blank lines, head included (each one a record)
+            tick()
+            if n > limit:
+                raise too_many_events(self.path, n, " lines, or more")
             if lineno > last:
                 yield self.decode(lineno, raw), lineno
 
@@ -340,6 +443,8 @@ class JsonlStream:
                 return raw.removesuffix(b"\n").decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise UnusableInput(self.path, f"does not decode as utf-8: line {lineno}: {exc.reason}") from None
+        if len(raw) > max_events():  # one line of tiny objects must not build more than a whole file may
+            check_containers(raw, self.path)
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError as err:
@@ -373,7 +478,7 @@ def open_jsonl_stream(base: Path, rel: str, max_file: int, *, log_lines: bool = 
         if first:
             first = False
             try:
-                orjson.loads(raw.removeprefix(codecs.BOM_UTF8))
+                loads_bounded(raw.removeprefix(codecs.BOM_UTF8), stream.path)
             except orjson.JSONDecodeError:
                 return None  # e.g. a pretty-printed document: parse_text decides
         values.append(stream.decode(lineno, raw))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from . import linre
 from .discovery import JobRef
 from .groups import group_key
 
@@ -75,7 +76,7 @@ def _plain(v: Any) -> Any:
     directory must not change the fingerprint)."""
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return {f.name: _plain(getattr(v, f.name)) for f in dataclasses.fields(v)}
-    if isinstance(v, re.Pattern):
+    if isinstance(v, re.Pattern | linre.Pattern):
         return [v.pattern, v.flags]
     if isinstance(v, Path):
         return v.name

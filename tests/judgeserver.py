@@ -34,6 +34,7 @@ class Reply:
     delay: float = 0.0  # seconds to wait before answering
     usage: tuple[int, int] = (100, 20)  # prompt_tokens, completion_tokens
     raw: bytes | None = None  # a raw body instead of a chat completion
+    trickle: float = 0.0  # > 0: the whole response (status line, headers, body) sent one byte per this many seconds
 
 
 def ok(obj: Any, **kw: Any) -> Reply:
@@ -53,6 +54,12 @@ def http(status: int, message: str = "scripted error") -> Reply:
 
 def slow(seconds: float, reply: Reply) -> Reply:
     return Reply(status=reply.status, content=reply.content, delay=seconds, usage=reply.usage, raw=reply.raw)
+
+
+def trickle(interval: float, reply: Reply) -> Reply:
+    """``reply`` sent one byte every ``interval`` seconds, from the status line on: never idle long enough for an
+    inactivity (read) timeout, so only a total deadline ends it."""
+    return Reply(status=reply.status, content=reply.content, usage=reply.usage, raw=reply.raw, trickle=interval)
 
 
 class JudgeServer:
@@ -147,6 +154,16 @@ class JudgeServer:
                                  "message": {"role": "assistant", "content": reply.content}}],
                     "usage": {"prompt_tokens": reply.usage[0], "completion_tokens": reply.usage[1],
                               "total_tokens": sum(reply.usage)}}).encode()
+            if reply.trickle:
+                head = (f"HTTP/1.1 {reply.status} OK\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n").encode()
+                for i in range(len(head) + len(payload)):
+                    if self._stop.wait(reply.trickle):
+                        break
+                    h.wfile.write((head + payload)[i:i + 1])
+                    h.wfile.flush()
+                h.close_connection = True
+                return
             h.send_response(reply.status)
             h.send_header("Content-Type", "application/json")
             h.send_header("Content-Length", str(len(payload)))

@@ -290,3 +290,17 @@ def test_regression_long_swe_agent_action_loads() -> None:
     doc["trajectory"][0]["action"] = action
     t = load_trajectory(parse_text(json.dumps(doc), "x.traj"), "x.traj")
     assert [e.tool for e in t.events if e.type == "tool_call"] == ["open", "submit"]
+
+
+def test_campaign_fails_on_a_slow_finding(tmp_path: Path) -> None:
+    """An input that is handled correctly but too slowly is a finding that fails the campaign (exit 1), like a
+    crash: ``--slow 0`` makes every input slow, so the short campaign must exit 1 and record a slow finding."""
+    from fuzz import campaign
+
+    out = tmp_path / "findings"
+    code = campaign.main(["--minutes", "0.01", "--seed", "1", "--targets", "safeio", "--no-corpus",
+                          "--slow", "0", "--out", str(out)])
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["stats"]["safeio"]["slow"] >= 1
+    assert {f["kind"] for f in stats["findings"]} == {"slow"}
+    assert code == 1

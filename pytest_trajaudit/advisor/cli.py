@@ -59,7 +59,7 @@ def _audit_parser() -> argparse.ArgumentParser:
     ap.add_argument("--judge-api-key-env", default="JUDGE_API_KEY", metavar="VAR",
                     help="environment variable holding the API key (default JUDGE_API_KEY)")
     ap.add_argument("--judge-provider", default="openai", help="LiteLLM provider prefix (default openai)")
-    ap.add_argument("--judge-timeout", type=float, default=None, help="seconds per HTTP attempt (default 120)")
+    ap.add_argument("--judge-timeout", type=float, default=None, help="total seconds per HTTP attempt (default 120)")
     ap.add_argument("--judge-retries", type=int, default=None, help="retries after 5xx/429/timeouts (default 2)")
     ap.add_argument("--judge-cache", default=None, metavar="DIR",
                     help="answer cache directory ('off' disables it; default $XDG_CACHE_HOME/pytest-trajaudit/judges)")

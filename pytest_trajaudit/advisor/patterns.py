@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from .. import linre
+
 _VERBS = (r"(?:said|says|say|suggest\w*|hint\w*|not(?:ed|es)|recommend\w*|told|tells|want(?:s|ed)?|asked|"
           r"mention\w*|point(?:s|ed)\s+out|indicat\w*|confirm\w*|insist\w*|expect(?:s|ed)|flagg?\w*|warn\w*)")
 _HELP = r"(?:feedback|guidance|advice|hints?|message|messages|notes?|input|instructions?|review|comments?|tips?)"
@@ -48,7 +50,7 @@ KEYWORDS = ("advis", "review", "hidden", "held", "secret", "referenc", "gold", "
 
 def compile_mentions(patterns: tuple[tuple[str, str], ...] = MENTION_PATTERNS) -> re.Pattern[str]:
     """One alternation, a named group per pattern (``g0``, ``g1``...), case-insensitive; compiled once."""
-    return re.compile("|".join(f"(?P<g{i}>{rx})" for i, (_, rx) in enumerate(patterns)), re.I)
+    return linre.compile("|".join(f"(?P<g{i}>{rx})" for i, (_, rx) in enumerate(patterns)), re.I)
 
 
 def label_of(m: re.Match[str], patterns: tuple[tuple[str, str], ...] = MENTION_PATTERNS) -> str:

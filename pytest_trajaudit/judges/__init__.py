@@ -36,7 +36,7 @@ __all__ = ["JudgeRequest", "Answer", "JudgeConfig", "ask", "submit", "clip", "de
            "env_base_url", "env_model", "env_api_key", "cache_key", "DEFAULT_TIMEOUT", "DEFAULT_RETRIES",
            "DEFAULT_CONCURRENCY", "API_KEY_ENV"]
 
-DEFAULT_TIMEOUT = 120.0  # seconds per HTTP attempt
+DEFAULT_TIMEOUT = 120.0  # total seconds per HTTP attempt (a deadline, not an inactivity timeout: call.py)
 DEFAULT_RETRIES = 2  # extra attempts after a retryable failure
 DEFAULT_CONCURRENCY = 8  # requests in flight per process
 API_KEY_ENV = "JUDGE_API_KEY"

@@ -52,8 +52,41 @@ def litellm_model(model: str, provider: str) -> str:
     return model if "/" in model and first in known else f"{provider}/{model}"
 
 
+class DeadlineExceeded(Exception):
+    """An attempt that did not finish within its total deadline (``cfg.timeout`` seconds)."""
+
+
+def _complete(lib: Any, kwargs: dict[str, Any], deadline: float) -> Any:
+    """``lib.completion(**kwargs)`` finished within ``deadline`` seconds in total, else :class:`DeadlineExceeded`.
+
+    litellm's ``timeout`` reaches the HTTP client as a per-operation timeout: it fires only when the server is
+    silent that long, so a server that trickles a byte now and then keeps a call going for as long as it likes.
+    The call therefore runs in a daemon thread of its own and is waited for ``deadline`` seconds at most; a call
+    past it is abandoned (its thread ends when the connection does; being a daemon thread, it never holds up
+    the process's exit) and its late answer is never used."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["resp"] = lib.completion(**kwargs)
+        except BaseException as exc:  # handed to the caller's thread, as if raised there
+            box["exc"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="trajaudit-judge-call", daemon=True).start()
+    if not done.wait(deadline):
+        raise DeadlineExceeded(f"no complete answer within {deadline:g}s")
+    if "exc" in box:
+        raise box["exc"]
+    return box["resp"]
+
+
 def _classify(exc: BaseException, cfg: JudgeConfig) -> tuple[bool, str]:
     """(retryable, one-line reason) for an exception raised by litellm.completion."""
+    if isinstance(exc, DeadlineExceeded):
+        return True, f"timeout after {cfg.timeout:g}s"
     lib = _lib()
     status = getattr(exc, "status_code", None)
     msg = _scrub(" ".join(str(exc).split())[:240], cfg)
@@ -123,7 +156,7 @@ def ask_uncached(model: str, req: JudgeRequest, cfg: JudgeConfig) -> Answer:
             time.sleep(min(BACKOFF_BASE * 2 ** (attempt - 1), BACKOFF_CAP))
         attempts += 1
         try:
-            resp = lib.completion(**kwargs)
+            resp = _complete(lib, kwargs, cfg.timeout)
         except Exception as exc:
             retryable, error = _classify(exc, cfg)
             if retryable:

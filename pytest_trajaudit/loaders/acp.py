@@ -12,9 +12,9 @@ document, not JSON Lines, and is read as a trajectory of that one event.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from .. import linre
 from ..model import AGENT, EXECUTE, OTHER, THOUGHT, TOOL, USER, Event, Trajectory
 from ..safeio import Parsed
 from .common import clip, dumps, flatten_text, kind_for_tool, tool_event
@@ -24,7 +24,7 @@ STREAMS = True  # load() reads Parsed.records() one line at a time (loaders/job.
 _TYPES = {"user_message", "agent_message", "agent_thought", "tool_call", "agent_timeout", "tool_call_update"}
 _STATUS = {"completed": "ok", "failed": "failed", "cancelled": "failed", "error": "failed"}
 _GENERIC_TITLES = {"terminal", "bash", "run", "execute", "shell", "read file", "write", "edit", "read"}
-_TITLE_PATH = re.compile(r"^(?:Read|Write|Edit|View|Create|Update)\s+(?:File\s+)?[`'\"]?(/[^\s`'\"]+|[\w.\-]+/[^\s`'\"]+)")
+_TITLE_PATH = linre.compile(r"^(?:Read|Write|Edit|View|Create|Update)\s+(?:File\s+)?[`'\"]?(/[^\s`'\"]+|[\w.\-]+/[^\s`'\"]+)")
 
 
 def _is_event(v: object) -> bool:

@@ -22,9 +22,9 @@ result (or a success flag) exists; ``unknown`` otherwise.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+from .. import linre
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
 from .common import clip, flatten_text, tool_event
@@ -32,8 +32,8 @@ from .common import clip, flatten_text, tool_event
 NAME = "atif"
 
 _NULLISH = {"", "null", "none", "None", "NULL"}
-_PLACEHOLDER = re.compile(r"^(?:\(tool use\)|\(no content\)|Executed \S+ \S+)$")
-_ERROR_MARKERS = re.compile(
+_PLACEHOLDER = linre.compile(r"^(?:\(tool use\)|\(no content\)|Executed \S+ \S+)$")
+_ERROR_MARKERS = linre.compile(
     r"<tool_use_error>|\[error\] tool reported failure|\A\s*Exit code [1-9]\d*\b"
 )
 _STATUS = {"completed": "ok", "success": "ok", "ok": "ok", "failed": "failed", "error": "failed",

@@ -26,8 +26,9 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import AGENT, EXECUTE, OTHER, SKILL, THOUGHT, USER, Event, Trajectory
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import clip, flatten_text, tool_event
 
 NAME = "chat"
@@ -39,8 +40,8 @@ _ASSISTANT = {"assistant", "model", "ai", "bot"}
 _USER = {"user", "human"}
 _TOOL_ROLES = {"tool", "function", "ipython"}
 _ITEM_TYPES = {"function_call", "function_call_output", "reasoning", "message"}
-_EXIT = re.compile(r"^(?:Exit code|exit code|Exit status|exit status)[: ]+(-?\d+)\b|<returncode>\s*(-?\d+)\s*</returncode>", re.M)
-_KEYSTROKES_XML = re.compile(r"<keystrokes\b[^>]*>(.*?)</keystrokes>", re.S)
+_EXIT = linre.compile(r"^(?:Exit code|exit code|Exit status|exit status)[: ]+(-?\d+)\b|<returncode>\s*(-?\d+)\s*</returncode>", re.M)
+_KEYSTROKES_XML = linre.compile(r"<keystrokes\b[^>]*>(.*?)</keystrokes>", re.S)
 _DECODER = json.JSONDecoder()
 
 
@@ -242,7 +243,7 @@ def _terminus_json(text: str) -> dict | None:
     s = text.strip()
     if s.startswith("{"):
         try:
-            val = orjson.loads(s)
+            val = loads_bounded(s)
             if isinstance(val, dict):
                 return val
         except orjson.JSONDecodeError:

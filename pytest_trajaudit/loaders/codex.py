@@ -27,8 +27,9 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import AGENT, EDIT, EXECUTE, FETCH, OTHER, READ, SEARCH, THINK, THOUGHT, USER, Event, Trajectory
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import SHLEX_MAX, clip, dumps, flatten_text, kind_for_tool, split_words, tool_event
 
 NAME = "codex"
@@ -52,9 +53,9 @@ _CODEX_KINDS = {
     "exec_command": EXECUTE, "write_stdin": EXECUTE, "apply_patch": EDIT, "list_dir": SEARCH,
     "grep_files": SEARCH, "view_image": READ, "update_plan": THINK,
 }
-_PATCH_PATH = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
-_APPLY_PATCH_CMD = re.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?(?:apply_patch|applypatch)\b")
-_EXIT_CODE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)\s*$", re.M)
+_PATCH_PATH = linre.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.M)
+_APPLY_PATCH_CMD = linre.compile(r"^\s*(?:cd\s+\S+\s*&&\s*)?(?:apply_patch|applypatch)\b")
+_EXIT_CODE = linre.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)\s*$", re.M)
 _FAILED_PREFIXES = ("apply_patch verification failed", "execution error", "error: ", "aborted")
 _STATUS = {"completed": "ok", "failed": "failed", "declined": "failed", "error": "failed", "incomplete": "failed"}
 
@@ -129,7 +130,7 @@ def _loads_dict(text: Any) -> dict | None:
     if not isinstance(text, str) or not text.lstrip().startswith("{"):
         return None
     try:
-        val = orjson.loads(text)
+        val = loads_bounded(text)
     except orjson.JSONDecodeError:
         return None
     return val if isinstance(val, dict) else None
@@ -183,7 +184,7 @@ def patch_paths(patch: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(p for p in out if p))
 
 
-_LONG_WRAPPED = re.compile(r"\A\s*(?:\S*/)?(?:bash|sh|zsh)\s+-l?c\s+(['\"])(.*)\1\s*\Z", re.S)
+_LONG_WRAPPED = linre.compile(r"\A\s*(?:\S*/)?(?:bash|sh|zsh)\s+-l?c\s+(['\"])(.*)\1\s*\Z", re.S)
 
 
 def _unwrap_shell(command: str) -> str:

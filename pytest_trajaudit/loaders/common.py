@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, OTHER_KIND, READ, SEARCH, SKILL, THINK, TOOL, Event
+from ..safeio import loads_bounded
 
 OUTPUT_CLIP = 20_000  # characters of a tool result kept per event (both ends); enough for every check
 MAX_NESTING = 64  # message content nested deeper than this is hostile, not a trajectory: malformed input
@@ -299,7 +300,7 @@ def tool_event(
     output is a string the loader already cut with :func:`clip_ends` (to hold less while it reads): kept as is."""
     if isinstance(args, str):
         try:
-            decoded = orjson.loads(args)
+            decoded = loads_bounded(args)
             args = decoded if isinstance(decoded, dict) else args
         except orjson.JSONDecodeError:
             pass

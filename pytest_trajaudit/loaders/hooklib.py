@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from ..model import Event, Trajectory, UnusableInput
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import tool_event
 from .traces import only_member, unique_ids
 
@@ -65,7 +65,7 @@ def claims(name: str, head: bytes) -> str | None:
     if not first.startswith(b"{"):
         return None
     try:
-        v = orjson.loads(first)
+        v = loads_bounded(first)
     except orjson.JSONDecodeError:
         return None
     return "multi" if _is_line(v) else None

@@ -18,6 +18,7 @@ from ..safeio import (
     Budget,
     Parsed,
     decode_text,
+    events_limit,
     file_kind,
     load_json_object,
     open_jsonl_stream,
@@ -187,7 +188,19 @@ def _prefixes(rel: str) -> list[str]:
 
 def load_job(ref: JobRef, cfg: Settings, *, with_trajectory: bool = True) -> Job:
     """Load a job. ``with_trajectory=False``: result.json, verifier and prompts only (a trial whose trajectory
-    is missing or unusable still has a task, an agent, a condition and a reward for skill impact)."""
+    is missing or unusable still has a task, an agent, a condition and a reward for skill impact). Every file is
+    held to ``cfg.max_events`` (JSON objects and arrays per parse, lines per streamed file), and so is the number
+    of events the trajectory loads into: past it the job is unusable input ("too many events")."""
+    with events_limit(cfg.max_events):
+        job = _load_job(ref, cfg, with_trajectory)
+    t = job.trajectory
+    if t is not None and len(t.events) > cfg.max_events:
+        raise UnusableInput(t.source or ref.dir, f"too many events ({len(t.events)} > limit {cfg.max_events}; "
+                                                 "--trajaudit-max-events)")
+    return job
+
+
+def _load_job(ref: JobRef, cfg: Settings, with_trajectory: bool) -> Job:
     base = ref.dir
     budget = Budget(cfg.max_file_bytes, cfg.max_job_bytes)
     job = Job(dir=ref.dir, anchor=ref.anchor, layout=ref.layout)

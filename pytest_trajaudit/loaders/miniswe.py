@@ -24,18 +24,19 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import AGENT, EXECUTE, OTHER, THOUGHT, USER, Event, Trajectory
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import clip, flatten_text, tool_event
 
 NAME = "mini-swe-agent"
 _SENTINELS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
 _MARKERS = ("<returncode>", "```mswea_bash_command", *_SENTINELS)
-_FENCE = re.compile(r"```(?:bash|sh|shell|mswea_bash_command)?[ \t]*\n(.*?)\n?```", re.S)
-_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-_OUTPUT_TAG = re.compile(r"<output>\n?(.*?)\n?</output>", re.S)
-_DICT_RC = re.compile(r"['\"]returncode['\"]:\s*(-?\d+)")  # very old: Observation: {'output': .., 'returncode': 0}
-_TIMEOUT = re.compile(r"^The last command <command>.*?</command> timed out", re.S)
+_FENCE = linre.compile(r"```(?:bash|sh|shell|mswea_bash_command)?[ \t]*\n(.*?)\n?```", re.S)
+_RETURNCODE = linre.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_OUTPUT_TAG = linre.compile(r"<output>\n?(.*?)\n?</output>", re.S)
+_DICT_RC = linre.compile(r"['\"]returncode['\"]:\s*(-?\d+)")  # very old: Observation: {'output': .., 'returncode': 0}
+_TIMEOUT = linre.compile(r"^The last command <command>.*?</command> timed out", re.S)
 _INFO_KEYS = ("exit_status", "submission", "model_stats", "mini_version")
 
 
@@ -128,7 +129,7 @@ def _observation(content: str, extra: dict) -> tuple[str, str, int | None]:
             code = int(old.group(1))
         elif content.lstrip().startswith("{"):
             try:
-                doc = orjson.loads(content)
+                doc = loads_bounded(content)
             except orjson.JSONDecodeError:
                 doc = None
             if isinstance(doc, dict) and isinstance(doc.get("returncode"), int):
@@ -174,7 +175,7 @@ def _actions_of(msg: dict) -> list[tuple[str, str | None]]:
             args = fn.get("arguments")
             if isinstance(args, str):
                 try:
-                    args = orjson.loads(args)
+                    args = loads_bounded(args)
                 except orjson.JSONDecodeError:
                     args = {"command": args}
             cmd = args.get("command") if isinstance(args, dict) else None

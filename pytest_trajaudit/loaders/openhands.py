@@ -40,6 +40,7 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import (
     AGENT,
     EDIT,
@@ -55,7 +56,7 @@ from ..model import (
     Trajectory,
     UnusableInput,
 )
-from ..safeio import Budget, Parsed, iter_lines, parse_bytes, read_bytes
+from ..safeio import Budget, Parsed, iter_lines, loads_bounded, parse_bytes, read_bytes
 from .common import clip, flatten_text, shell_read_paths, tool_event
 
 NAME = "openhands"
@@ -71,15 +72,15 @@ _FIRST_KEY = re.compile(rb'^\s*\{\s*"(instance_id|id)"\s*:\s*("(?:[^"\\]|\\.)*")
 _RESOLVER_HEAD = re.compile(
     rb'^\s*\{\s*"issue"\s*:\s*\{\s*"owner"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"repo"\s*:\s*("(?:[^"\\]|\\.)*")\s*,'
     rb'\s*"number"\s*:\s*(\d+)\s*[,}]')
-_SKILL_CALL = re.compile(
+_SKILL_CALL = linre.compile(
     r"^\s*(open_file|goto_line|scroll_up|scroll_down|create_file|edit_file_by_replace|insert_content_at_line"
     r"|append_file|edit_file|search_dir|search_file|find_file|parse_\w+)\(\s*(?:[\w]+\s*=\s*)?"
     r"(?:r?(['\"])(.*?)\2)?", re.S)
 _SKILL_KIND = {"open_file": READ, "goto_line": READ, "scroll_up": READ, "scroll_down": READ, "create_file": EDIT,
                "edit_file_by_replace": EDIT, "insert_content_at_line": EDIT, "append_file": EDIT, "edit_file": EDIT,
                "search_dir": SEARCH, "search_file": SEARCH, "find_file": SEARCH}
-_IPY_ERROR = re.compile(r"^-{20,}\n\w*(?:Error|Exception)|^Traceback \(most recent call last\)|^\w*Error: ", re.M)
-_SKILL_FAILED = re.compile(r"^\[?(?:Your proposed edit has introduced new syntax error|No exact match found"
+_IPY_ERROR = linre.compile(r"^-{20,}\n\w*(?:Error|Exception)|^Traceback \(most recent call last\)|^\w*Error: ", re.M)
+_SKILL_FAILED = linre.compile(r"^\[?(?:Your proposed edit has introduced new syntax error|No exact match found"
                            r"|ERROR:|Error:|File .* not found|No file open)")
 
 
@@ -185,7 +186,7 @@ def scan_members(base: Any, rel: str, max_file: int) -> list[str] | None:
             if m:
                 ids.append(f"{orjson.loads(m.group(1))}__{orjson.loads(m.group(2))}-{int(m.group(3))}")
                 continue
-            rec = orjson.loads(line)
+            rec = loads_bounded(line)
             if not _is_record(rec):
                 raise ValueError("not a record")
             ids.append(_record_id(rec, n))

@@ -41,8 +41,9 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import EDIT, EXECUTE, OTHER, OTHER_KIND, READ, SEARCH, THOUGHT, USER, Event, Trajectory
-from ..safeio import Parsed
+from ..safeio import Parsed, loads_bounded
 from .common import clip, flatten_text, shell_read_paths, split_words, tool_event
 
 NAME = "swe-agent"
@@ -53,23 +54,23 @@ _SEARCH_TOOLS = {"find_file", "search_dir", "search_file"}
 _OTHER_TOOLS = {"submit", "exit_forfeit", "exit_cost", "exit_context", "exit_error", "exit_format", "skip"}
 _SRE = {"str_replace_editor", "str_replace_based_edit_tool"}
 
-_OK = re.compile(
+_OK = linre.compile(
     r"^\[File: |Here's the result of running `cat -n`|Here's the files and directories|File created successfully"
     r"|has been edited|File updated\.|Replaced \d+ occurrences|Text replaced|Found \d+ match|No matches found"
     r"|Your command ran successfully and did not produce any output|^Opened |^Edit successful"
     r"|^<NOTE>This file is too large to display entirely"
 )
-_FAILED = re.compile(
+_FAILED = linre.compile(
     r"No file open|Your proposed edit has introduced new syntax error|does not exist|not found\b|^Usage: |^usage: "
     r"|No replacement was performed|Invalid `view_range`|^ERROR:|^Error:|Parameter `\w+` is required"
     r"|is not a valid|did not appear verbatim|Your search and replace strings are the same|already exists"
 )
-_SHELL_FAILED_FIRST = re.compile(
+_SHELL_FAILED_FIRST = linre.compile(
     r"^(?:(?:/bin/)?(?:ba)?sh: (?:line \d+: )?)?\S+: (?:.*: )?(?:No such file or directory|command not found"
     r"|Permission denied|Is a directory|cannot (?:open|access)\b.*)|^fatal: |^error: "
 )
-_TIMEOUT = re.compile(r"EXECUTION TIMED OUT|The command took too long to execute|timed out after \d+ seconds", re.I)
-_PY_ERROR_LAST = re.compile(r"^[\w.]*(?:Error|Exception|Interrupt|Exit)\b")
+_TIMEOUT = linre.compile(r"EXECUTION TIMED OUT|The command took too long to execute|timed out after \d+ seconds", re.I)
+_PY_ERROR_LAST = linre.compile(r"^[\w.]*(?:Error|Exception|Interrupt|Exit)\b")
 _READ_ONLY = {"cat", "head", "tail", "less", "more", "nl", "ls", "tree", "wc", "file", "stat", "find", "grep", "rg",
               "git", "pwd", "echo", "which", "du", "sed", "awk"}
 _GIT_READ = {"log", "show", "diff", "status", "blame", "reflog", "ls-files", "branch", "rev-parse", "grep",
@@ -101,7 +102,7 @@ def _as_dict(value: Any) -> dict[str, Any]:
         return value
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
-            doc = orjson.loads(value)
+            doc = loads_bounded(value)
         except orjson.JSONDecodeError:
             return {}
         return doc if isinstance(doc, dict) else {}

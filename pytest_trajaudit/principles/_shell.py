@@ -4,28 +4,26 @@ forgotten by :func:`forget` after the job."""
 
 from __future__ import annotations
 
-import re
-
-from .. import needles
+from .. import linre, needles
 from ..model import EDIT, EXECUTE, READ, SEARCH, Event
 from ..needles import may_match
 
 # redirect targets: `> f`, `>> f`, `tee [-a] f`, `cp/mv/install SRC DST`, `ln -s SRC DST`, `sed -i ... f`,
 # `touch f`, heredoc `cat > f <<EOF`. Heuristic by design: documented in the README.
-_REDIRECT = re.compile(r"(?<![0-9&<>])>{1,2}\|?\s*([^\s;&|<>()]+)")
-_TEE = re.compile(r"\btee\s+(?:-a\s+|--append\s+)?([^\s;&|<>()]+)")
-_CPMV = re.compile(r"\b(?:cp|mv|install|rsync)\s+(?:-[\w-]+\s+)*(?:[^\s;&|]+\s+)+([^\s;&|<>()]+)")
-_LN = re.compile(r"\bln\s+(?:-[\w-]+\s+)*[^\s;&|]+\s+([^\s;&|<>()]+)")
-_SED_I = re.compile(r"\bsed\s+(?:-[^i\s]*\s+)*-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([^\s;&|<>()]+)")
-_TOUCH = re.compile(r"\b(?:touch|mkdir(?:\s+-p)?)\s+([^\s;&|<>()]+)")
-_PY_OPEN_W = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wax]")
-_WRITE_TEXT = re.compile(r"Path\(\s*['\"]([^'\"]+)['\"]\s*\)\.write_(?:text|bytes)")
+_REDIRECT = linre.compile(r"(?<![0-9&<>])>{1,2}\|?\s*([^\s;&|<>()]+)")
+_TEE = linre.compile(r"\btee\s+(?:-a\s+|--append\s+)?([^\s;&|<>()]+)")
+_CPMV = linre.compile(r"\b(?:cp|mv|install|rsync)\s+(?:-[\w-]+\s+)*(?:[^\s;&|]+\s+)+([^\s;&|<>()]+)")
+_LN = linre.compile(r"\bln\s+(?:-[\w-]+\s+)*[^\s;&|]+\s+([^\s;&|<>()]+)")
+_SED_I = linre.compile(r"\bsed\s+(?:-[^i\s]*\s+)*-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([^\s;&|<>()]+)")
+_TOUCH = linre.compile(r"\b(?:touch|mkdir(?:\s+-p)?)\s+([^\s;&|<>()]+)")
+_PY_OPEN_W = linre.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wax]")
+_WRITE_TEXT = linre.compile(r"Path\(\s*['\"]([^'\"]+)['\"]\s*\)\.write_(?:text|bytes)")
 _WRITERS = (_REDIRECT, _TEE, _CPMV, _LN, _SED_I, _TOUCH, _PY_OPEN_W, _WRITE_TEXT)
 
 _READ_CMDS = {"cat", "head", "tail", "less", "more", "wc", "ls", "grep", "rg", "find", "file", "stat", "xxd",
               "od", "hexdump", "jq", "tree", "du", "strings", "nl", "sort", "uniq", "cut", "diff", "awk", "sed",
               "git", "pwd", "echo", "which", "type", "readlink", "realpath", "md5sum", "sha256sum", "column"}
-_SOLVER = re.compile(
+_SOLVER = linre.compile(
     r"(?:^|[;&|]\s*|\s)(?:python[\d.]*|node|bash|sh|ruby|perl|Rscript|julia|java|go\s+run|cargo\s+(?:run|build|test)"
     r"|make|gcc|g\+\+|clang|pytest|npm\s+(?:run|test)|\./\S+)(?:\s|$)"
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import linre
 from ..model import EXECUTE, TOOL, Event, Job, Task
 from ..needles import RE2
 from ..overlap import Matcher, privileged_lines
@@ -29,7 +30,7 @@ def mount_re(task: Task) -> re.Pattern[str] | None:
     if not ms:
         return None
     alts = "|".join(re.escape(m) for m in ms)
-    return re.compile(rf"{_DELIM}(?:{alts})[^\s'\"`;|&<>]+")
+    return linre.compile(rf"{_DELIM}(?:{alts})[^\s'\"`;|&<>]+")
 
 
 def matcher(task: Task, min_len: int) -> Matcher:
@@ -45,16 +46,16 @@ def matcher(task: Task, min_len: int) -> Matcher:
 
 # --- git history and future-state probes --------------------------------------------------------------------
 _GIT = r"\bgit\s+(?:-[Cc]\s+\S+\s+|--git-dir[= ]\S+\s+|--work-tree[= ]\S+\s+|--no-pager\s+)*"
-GIT_ALL_REFS = re.compile(_GIT + r"(?:log|rev-list|shortlog|show-branch|whatchanged)\b[^\n;|&]*?\s--(?:all|branches|remotes|tags|glob|reflog)\b")
-GIT_REFLOG = re.compile(_GIT + r"reflog\b")
-GIT_LOST = re.compile(_GIT + r"fsck\b[^\n;|&]*--(?:lost-found|unreachable|dangling)")
-GIT_FETCH = re.compile(_GIT + r"(?:fetch|pull)\b")
-GIT_REF_CMD = re.compile(_GIT + r"(show|diff|checkout|switch|cherry-pick|cat-file|format-patch|restore|merge|rebase|reset|log|archive|grep)\b([^\n;|&]*)")
-_SHA = re.compile(r"(?<![\w/.=-])([0-9a-f]{7,40})(?![\w-])")  # not an option's value (--since=20240101)
-_HEX_RUN = re.compile(r"[0-9a-f]{7,}")
+GIT_ALL_REFS = linre.compile(_GIT + r"(?:log|rev-list|shortlog|show-branch|whatchanged)\b[^\n;|&]*?\s--(?:all|branches|remotes|tags|glob|reflog)\b")
+GIT_REFLOG = linre.compile(_GIT + r"reflog\b")
+GIT_LOST = linre.compile(_GIT + r"fsck\b[^\n;|&]*--(?:lost-found|unreachable|dangling)")
+GIT_FETCH = linre.compile(_GIT + r"(?:fetch|pull)\b")
+GIT_REF_CMD = linre.compile(_GIT + r"(show|diff|checkout|switch|cherry-pick|cat-file|format-patch|restore|merge|rebase|reset|log|archive|grep)\b([^\n;|&]*)")
+_SHA = linre.compile(r"(?<![\w/.=-])([0-9a-f]{7,40})(?![\w-])")  # not an option's value (--since=20240101)
+_HEX_RUN = linre.compile(r"[0-9a-f]{7,}")
 _HEX7 = RE2.compile(r"[0-9a-f]{7}") if RE2 is not None else None  # the same ASCII digits, searched by RE2
-_REMOTE_REF = re.compile(r"(?<![\w/.-])(?:origin|upstream)/\S+|\bFETCH_HEAD\b|\brefs/(?:remotes|tags|pull)/\S+")
-_PLAIN_LOG = re.compile(_GIT + r"(?:log|blame)\b")
+_REMOTE_REF = linre.compile(r"(?<![\w/.-])(?:origin|upstream)/\S+|\bFETCH_HEAD\b|\brefs/(?:remotes|tags|pull)/\S+")
+_PLAIN_LOG = linre.compile(_GIT + r"(?:log|blame)\b")
 
 
 def shas(text: str) -> list[str]:

@@ -6,6 +6,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from .. import linre
 from ..model import AGENT, EDIT, EXECUTE, THOUGHT, TOOL, USER, Event, Finding, Job
 from ..needles import may_match
 from ..redact import quote, redact
@@ -339,10 +340,10 @@ def verbatim(job: Job, cfg: Settings) -> Finding:
     return Finding.ok(f"{e.label()}: {quote(text)}", {"verbatim_final": text, "event": e.index})
 
 
-_ABS_PATH = re.compile(r"(?<![\w.])(/(?:[\w.\-]+/)*[\w.\-]+/?)")
-_PIP = re.compile(r"\bpip3?\s+install\b|\bpython[\d.]*\s+-m\s+pip\s+install\b")
-_VENV = re.compile(r"\b(?:venv|virtualenv|\.venv|VIRTUAL_ENV|conda\s+activate|uv\s+pip|poetry|pipx|--user\b|--target\b|-t\s|--prefix\b)")
-_APT = re.compile(r"\b(?:apt-get|apt|yum|dnf|apk)\s+(?:-\S+\s+)*(?:install|add)\b")
+_ABS_PATH = linre.compile(r"(?<![\w.])(/(?:[\w.\-]+/)*[\w.\-]+/?)")
+_PIP = linre.compile(r"\bpip3?\s+install\b|\bpython[\d.]*\s+-m\s+pip\s+install\b")
+_VENV = linre.compile(r"\b(?:venv|virtualenv|\.venv|VIRTUAL_ENV|conda\s+activate|uv\s+pip|poetry|pipx|--user\b|--target\b|-t\s|--prefix\b)")
+_APT = linre.compile(r"\b(?:apt-get|apt|yum|dnf|apk)\s+(?:-\S+\s+)*(?:install|add)\b")
 
 
 _CD = re.compile(r"^\s*cd\s+(/[^\s;&|<>()'\"]*)")

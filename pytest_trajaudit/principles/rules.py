@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import orjson
 
+from .. import linre
 from ..loaders.common import split_words
 from ..model import EDIT, EXECUTE, FETCH, READ, SEARCH, TOOL, Event, Finding, Job
 from ..settings import Settings
@@ -43,8 +44,8 @@ SHELL_SEARCH = {"grep", "egrep", "rg", "ag", "ack", "find", "fd", "ls", "tree", 
 # the original's grounding tool names (literal mode)
 LITERAL_SEEN = ("Read", "Grep", "Glob", "Write")
 LITERAL_EDITS = ("Edit", "MultiEdit")
-_ADD_FILE = re.compile(r"\*\*\* Add File: ([^\s\\\"]+)")
-_SED_PRINT = re.compile(r"^\s*sed\s+-n\b")
+_ADD_FILE = linre.compile(r"\*\*\* Add File: ([^\s\\\"]+)")
+_SED_PRINT = linre.compile(r"^\s*sed\s+-n\b")
 
 
 @dataclass(slots=True)

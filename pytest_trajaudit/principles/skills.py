@@ -33,6 +33,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 
+from .. import linre
 from ..model import EXECUTE, OTHER, READ, TOOL, USER, Event, Finding, Job, UnusableInput
 from ..redact import quote
 from ..safeio import Budget, decode_text, file_kind, read_bytes
@@ -48,21 +49,21 @@ _SKILL_NAMES = frozenset({"invoke_skill", "activate_skill", "skill"})
 _EXPLICIT = _SKILL_NAMES - {"skill"}
 _SNIFFABLE = frozenset({"", "other", "tool"})
 # shell words (paths are judged by plain string tests: no nested quantifiers over agent-written commands)
-_SHELL_WORD = re.compile(r"""[^\s'"`;|&<>()]+""")
+_SHELL_WORD = linre.compile(r"""[^\s'"`;|&<>()]+""")
 _SKILL_DIRS = ("skills", "skill")
 _NOT_READS = {"ls", "find", "tree", "du", "stat", "file", "mkdir", "rm", "touch", "chmod", "cp", "mv", "ln"}
 _NAME_IN_TEXT = (
-    re.compile(r"Launching\s+skill:\s*([^\s\"'\\]+)", re.I),
-    re.compile(r"\[skill:\s*([^\]\s]+)\s*\]", re.I),
-    re.compile(r"<skill_content\s+name\s*=\s*\"([^\"]+)\"", re.I),
-    re.compile(r"#{1,6}\s*Skill:\s*(\S+)", re.I),
-    re.compile(r"Loaded\s+skill:\s*(\S+)", re.I),
+    linre.compile(r"Launching\s+skill:\s*([^\s\"'\\]+)", re.I),
+    linre.compile(r"\[skill:\s*([^\]\s]+)\s*\]", re.I),
+    linre.compile(r"<skill_content\s+name\s*=\s*\"([^\"]+)\"", re.I),
+    linre.compile(r"#{1,6}\s*Skill:\s*(\S+)", re.I),
+    linre.compile(r"Loaded\s+skill:\s*(\S+)", re.I),
 )
-_FRONTMATTER_NAME = re.compile(r"^\s*name:\s*[\"']?([\w.:-]+)", re.M)
-_BODY_HEADERS = re.compile(r"\A\s*(?:Base directory for this skill:\s*(\S+)|Loaded skill:\s*(\S+))", re.I)
-_LINE_NO = re.compile(r"^[ \t]*\d+(?:→|\t)", re.M)
-_RELATIVE_REF = re.compile(r"(?:^|/)(references/[^/]+\.md)$", re.I)
-_LITERAL_SUB_PATH = re.compile(r"references/[^\s\"'\\]*?\.md")
+_FRONTMATTER_NAME = linre.compile(r"^\s*name:\s*[\"']?([\w.:-]+)", re.M)
+_BODY_HEADERS = linre.compile(r"\A\s*(?:Base directory for this skill:\s*(\S+)|Loaded skill:\s*(\S+))", re.I)
+_LINE_NO = linre.compile(r"^[ \t]*\d+(?:→|\t)", re.M)
+_RELATIVE_REF = linre.compile(r"(?:^|/)(references/[^/]+\.md)$", re.I)
+_LITERAL_SUB_PATH = linre.compile(r"references/[^\s\"'\\]*?\.md")
 _PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./~-")
 
 
@@ -443,19 +444,19 @@ def _gate(job: Job, a: Analysis) -> str | None:
 
 # ------------------------------------------------------------------------------------------ SKILL.md workflow
 
-_HEADING = re.compile(r"^[ ]{0,3}(#{1,6})[ \t]+(\S.*)$")
-_BOLD = re.compile(r"^[ ]{0,3}\*\*([^*]+)\*\*:?[ \t]*$")
-_WORKFLOW = re.compile(r"\b(?:workflow|procedure|steps?)\b", re.I)
-_ITEM = re.compile(r"^(\s*)(\d{1,2})[.)]\s+(.+)$")
-_STEP_HEADING = re.compile(r"^(?:step\s*)?(\d{1,2})\s*[:.)\-–]\s*(.+)$", re.I)
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_CODE_SPAN = re.compile(r"`([^`\n]+)`")
-_FILE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.(?:py|sh|js|ts|json|jsonl|csv|tsv|md|txt|ya?ml|toml|sql|ipynb|"
+_HEADING = linre.compile(r"^[ ]{0,3}(#{1,6})[ \t]+(\S.*)$")
+_BOLD = linre.compile(r"^[ ]{0,3}\*\*([^*]+)\*\*:?[ \t]*$")
+_WORKFLOW = linre.compile(r"\b(?:workflow|procedure|steps?)\b", re.I)
+_ITEM = linre.compile(r"^(\s*)(\d{1,2})[.)]\s+(.+)$")
+_STEP_HEADING = linre.compile(r"^(?:step\s*)?(\d{1,2})\s*[:.)\-–]\s*(.+)$", re.I)
+_FENCE = linre.compile(r"^\s*(```|~~~)")
+_CODE_SPAN = linre.compile(r"`([^`\n]+)`")
+_FILE = linre.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.(?:py|sh|js|ts|json|jsonl|csv|tsv|md|txt|ya?ml|toml|sql|ipynb|"
                    r"xlsx|xls|docx|pptx|pdf|stl|bib|html|xml|parquet|r|jl|go|rs|c|cpp|h)\b", re.I)
-_IDENT = re.compile(r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|\w+\.\w+(?=\())")
-_FLAG = re.compile(r"(?<![\w-])--[a-z][\w-]+")
-_WORD = re.compile(r"[A-Za-z][A-Za-z-]{4,}")
-_FIRST_RULE = re.compile(r"\b(?:ledger|timeline|scaffold|before|first)\b", re.I)
+_IDENT = linre.compile(r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|\w+\.\w+(?=\())")
+_FLAG = linre.compile(r"(?<![\w-])--[a-z][\w-]+")
+_WORD = linre.compile(r"[A-Za-z][A-Za-z-]{4,}")
+_FIRST_RULE = linre.compile(r"\b(?:ledger|timeline|scaffold|before|first)\b", re.I)
 _GENERIC = {
     "python", "python3", "bash", "sh", "cd", "pip", "pip3", "cat", "ls", "echo", "print", "import", "sys.path",
     "json", "self", "true", "false", "none", "null", "skill.md", "readme.md", "__init__", "__main__", "sudo",

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from pathlib import Path
 from typing import Any
 
+from .. import linre
 from ..judges import Answer
 from ..model import TOOL, Finding, Job, Task, UnusableInput
 from ..redact import quote, redact
@@ -35,7 +35,7 @@ def verifier_message(job: Job, limit: int = 600) -> str:
     return ""
 
 
-_TELLING = re.compile(r"(?i)error|assert|fail|expected|mismatch|traceback|exception|not found")
+_TELLING = linre.compile(r"(?i)error|assert|fail|expected|mismatch|traceback|exception|not found")
 
 
 def _final_quote(job: Job) -> str:
@@ -138,14 +138,14 @@ def failure_bucket(job: Job, cfg: Settings) -> Finding | Pending:
 
 # --- P5 ------------------------------------------------------------------------------------------------------
 
-_FORMAT = re.compile(
+_FORMAT = linre.compile(
     r"(?i)JSONDecodeError|Expecting (?:value|property name|',' delimiter)|Extra data: line|Unterminated string"
     r"|json\.decoder|FileNotFoundError|No such file or directory|(?:file|output)\b[^\n]{0,40}\b(?:does not exist|not found|missing)"
     r"|\bmissing (?:file|output)|UnicodeDecodeError|could not (?:parse|decode)|invalid (?:json|format|syntax)"
     r"|\bTypeError\b|expected (?:a |an )?(?:list|dict|str|string|int|integer|float|object|array|mapping)\b"
     r"|wrong (?:type|shape|format)|\bKeyError\b|is not (?:a valid|JSON serializable)|not of type"
     r"|shape mismatch|ParserError|EmptyDataError|unexpected (?:format|type|columns?)")
-_VALUE = re.compile(
+_VALUE = linre.compile(
     r"(?i)AssertionError|\bassert\b[^\n]*(?:==|!=|<=|>=|<|>| in )|mismatch|expected [^\n]{1,80}\b(?:got|but|actual)"
     r"|\bincorrect\b|wrong (?:answer|value|result|count)|not equal|differ|out of tolerance|too (?:high|low|many|few)")
 
@@ -226,7 +226,7 @@ def _entity_counts(task: Task, source: str, key: str, cfg: Settings) -> tuple[in
     return counts
 
 
-_AGG = re.compile(r"(?i)\b(?:set\(|unique|distinct|drop_duplicates|groupby|group by|any\(|all\(|dedup|nunique)")
+_AGG = linre.compile(r"(?i)\b(?:set\(|unique|distinct|drop_duplicates|groupby|group by|any\(|all\(|dedup|nunique)")
 
 
 @principle("P9", "per-row vs per-entity gotcha", tier="C0", family="general", key="row_vs_entity_gotcha")
@@ -272,9 +272,9 @@ def row_vs_entity(job: Job, cfg: Settings) -> Finding:
 
 # --- P11 -----------------------------------------------------------------------------------------------------
 
-_CLAIM_FAIL = re.compile(r"(?i)\b(?:(?:could not|couldn't|unable to|failed to|did not manage to|was not able to) "
+_CLAIM_FAIL = linre.compile(r"(?i)\b(?:(?:could not|couldn't|unable to|failed to|did not manage to|was not able to) "
                          r"(?:solve|complete|finish|fix|pass|get)|I give up|giving up|not (?:been )?able to (?:solve|complete))")
-_CLAIM_OK = re.compile(r"(?i)\b(?:all (?:\d+ )?(?:tests|checks) (?:now )?pass(?:ed|ing)?|successfully|task (?:is )?"
+_CLAIM_OK = linre.compile(r"(?i)\b(?:all (?:\d+ )?(?:tests|checks) (?:now )?pass(?:ed|ing)?|successfully|task (?:is )?"
                        r"(?:complete|completed|done|finished)|(?:has|have) been (?:fixed|implemented|completed|resolved)|solved)\b")
 
 
@@ -399,7 +399,7 @@ def tests_too_tight(job: Job, cfg: Settings) -> Finding:
 # --- P13 -----------------------------------------------------------------------------------------------------
 
 # `import openai`, `import os, openai as oa`, `from openai import OpenAI`, `from litellm.utils import x`
-_LLM_IMPORT = re.compile(r"(?m)^[ \t]*(?:import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*|from[ \t]+)"
+_LLM_IMPORT = linre.compile(r"(?m)^[ \t]*(?:import[ \t]+(?:[\w.]+(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*|from[ \t]+)"
                          r"(anthropic|openai|litellm)\b")
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from pytest_trajaudit.engine import _answer
 from pytest_trajaudit.judges import JudgeConfig, JudgeRequest, ask, cache, shutdown, submit
-from tests.judgeserver import JudgeServer, http, ok, slow, text
+from tests.judgeserver import JudgeServer, http, ok, slow, text, trickle
 
 pytestmark = pytest.mark.usefixtures("litellm")
 
@@ -95,6 +95,16 @@ def test_slow_reply_times_out(judge_server: JudgeServer) -> None:
     judge_server.script = [slow(30, ok({"bucket": "hard", "reason": "x"}))]
     a = ask("m1", req(), cfg(judge_server.url, timeout=0.5))
     assert not a.ok and a.error == "p3_bucket: timeout after 0.5s" and judge_server.calls == 1
+
+
+def test_trickling_reply_hits_the_total_deadline(judge_server: JudgeServer) -> None:
+    """A server that sends its (valid) answer one byte at a time, each byte well within the timeout, never lets
+    an inactivity timeout fire: the timeout is a total deadline per attempt, so the answer is a failed one (a
+    timeout), never the trickled verdict. A retry meets the same deadline."""
+    judge_server.script = [trickle(0.05, ok({"bucket": "hard", "reason": "x" * 200}))] * 2
+    a = ask("m1", req(), cfg(judge_server.url, timeout=1.0, retries=1))
+    assert not a.ok and a.value is None
+    assert a.error == "p3_bucket: timeout after 1s (2 attempts)" and judge_server.calls == 2
 
 
 def test_dead_port(dead_url: str) -> None:
