@@ -93,7 +93,7 @@ REVERSAL = [r"\bactually\b", r"\blet me redo\b", r"\bwait,", r"\bthat approach w
 # P8 precise: the seed's phrases where they turn the agent around. "Actually" / "wait" open a sentence ("Actually,
 # the test expects ...", "actually let me try a different approach"); mid-sentence "actually" is an adverb ("see
 # what the endpoint actually returns") and is the only form in the corpus's real clean runs.
-_SENTENCE = r"(?:^|(?<=[.!?])\s+|\n\s*)"
+_SENTENCE = r"(?:^|[.!?]\s+|\n\s*)"  # a sentence start (the punctuation before it is part of the match)
 REVERSAL_PRECISE = [_SENTENCE + r"(?:actually|wait)\s*[,!:\u2014\u2013-]",
                     _SENTENCE + r"actually,?\s+(?:I|we|let me|let's|that|this|it|the)\b",
                     r"\blet me redo\b", r"\bthat approach (?:won't|will not|doesn't|does not) work\b"]

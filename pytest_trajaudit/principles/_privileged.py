@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 from ..model import EDIT, EXECUTE, OTHER, READ, SEARCH, TOOL, USER, Event, Job
 from ..needles import may_match
+from ..redact import redact
 from ..settings import Settings
 from ._bashast import DELETE, IMPORT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
 from ._shell import failed_by_output
@@ -119,7 +120,9 @@ def _later_user_text(job: Job) -> str:
 def _from_instructions(a: Analysis, text: str, cfg: Settings, privileging_only: bool = False) -> None:
     """Privileged files and named deliverables from instruction text; ``privileging_only``: text whose
     prohibitions count but which names no deliverable and no grading material (user turns after the agent
-    started, where some formats put tool output)."""
+    started, where some formats put tool output). The text is redacted first: a secret in the instructions is
+    never split into a "file name" that the finding's data would then quote without the context redaction needs."""
+    text = redact(text)
     for m in _SENTENCE.finditer(text):
         s = m.group(0)
         found = [(fm.group(1).strip(), fm.start()) for fm in _FILE_TOKEN.finditer(s)

@@ -90,7 +90,7 @@ def test_outcomes_without_a_judge(pytester: pytest.Pytester, tree: Path) -> None
     result.assert_outcomes(passed=4, failed=1, skipped=4, xfailed=1)
     result.stdout.fnmatch_lines(["*ADV-4: 1 privileged line(s) verbatim in the trajectory: solution/solve.sh:*",
                                  "advisor audit: 1 fail, 1 pass_mechanical_only"])
-    result.stdout.fnmatch_lines(["WARN runs/demo__leak/result.json::ADV-5 - ADV-5: the verifier did not pass: "
+    result.stdout.fnmatch_lines(["WARN runs/demo__leak/result.json::ADV-5 - WARN: ADV-5: the verifier did not pass: "
                                  "reward 0 (result.json)"])
 
 
