@@ -46,6 +46,9 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
                       f"Date: {date} · pytest-trajaudit · mode: {summary['mode']} · {summary['n_jobs']} job(s)", "",
                       f"**Verdict: {pv['verdict']}**", ""]
     out += [f"- {quote(r, 300)}" for r in pv["reasons"]] + [""]
+    if pv.get("incomplete"):  # a partial run: say so above everything else, also when a FAIL made it REJECT
+        out += [f"> **Incomplete run:** {quote(pv['incomplete']['line'], 300)}. An integrity principle that did not "
+                "run found nothing: this report is no approval of those jobs.", ""]
 
     out += ["## Task description", ""]
     described = {}
