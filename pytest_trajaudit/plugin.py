@@ -151,7 +151,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 "and log capture; every report hook, JUnit, xdist, -x still run) or 'full' (pytest's own protocol)")
     g.addoption("--trajaudit-allow-incomplete", dest="trajaudit_allow_incomplete", action="store_true", default=None,
                 help="a deliberate subset: a run whose PR verdict is INCOMPLETE (an integrity principle deselected "
-                "or not reached) exits 0 instead of 6; the verdict stays INCOMPLETE (docs/verdicts.md)")
+                "or not reached) exits 0 instead of 10; the verdict stays INCOMPLETE (docs/verdicts.md)")
     g.addoption("--trajaudit-shard", dest="trajaudit_shard", default=None, metavar="I/N",
                 help="audit only shard I of N (1-based, 1 <= I <= N): jobs are assigned by a sha256 of their task "
                 "group (or their path below the audit root), stable across machines; see `trajaudit merge`")

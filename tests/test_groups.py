@@ -241,7 +241,7 @@ def test_summary_groups_are_the_same_serial_under_xdist_and_when_jobs_are_desele
     assert serial[0]["members"] == sorted(serial[0]["members"]) and len(serial[0]["members"]) == 6
     parallel, _ = summary_groups(pytester, root, "r2", "-n", "2")
     assert parallel == serial
-    # every job recomputed by its group; the job items deselected: the run is INCOMPLETE (exit 6)
+    # every job recomputed by its group; the job items deselected: the run is INCOMPLETE (exit 10)
     alone, partial = summary_groups(pytester, root, "rk", "-k", "PASSK or SB-2", ok=(EXIT_INCOMPLETE,))
     assert alone == serial
     assert partial["pr_verdict"]["verdict"] == "INCOMPLETE"

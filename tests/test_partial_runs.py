@@ -160,9 +160,13 @@ def test_selection_and_stop_labels() -> None:
     assert describe_stop(interrupted=True) == "interrupted"
 
 
+def test_the_incomplete_exit_code_is_none_of_pytests() -> None:
+    assert EXIT_INCOMPLETE not in {int(c) for c in pytest.ExitCode}
+
+
 def test_exit_status_of_an_incomplete_run() -> None:
-    assert exit_status(0, "INCOMPLETE", allow=False) == EXIT_INCOMPLETE == 6
-    assert exit_status(5, "INCOMPLETE", allow=False) == 6  # every item deselected
+    assert exit_status(0, "INCOMPLETE", allow=False) == EXIT_INCOMPLETE == 10
+    assert exit_status(5, "INCOMPLETE", allow=False) == 10  # every item deselected
     assert exit_status(0, "INCOMPLETE", allow=True) == 0
     assert exit_status(5, "INCOMPLETE", allow=True) == 5
     assert exit_status(1, "REJECT", allow=False) == 1  # a FAIL's exit stands
@@ -199,7 +203,7 @@ SELECTIONS = [
 def test_a_selection_that_skips_integrity_principles_is_incomplete(
         pytester: pytest.Pytester, runs: Path, args: list[str], codes: str, n: int, cause: str) -> None:
     """Each selection hides the cheating job's P1/P2 FAIL: the run says INCOMPLETE and names what did not run,
-    never APPROVE, and exits 6 (nothing failed, yet no approval)."""
+    never APPROVE, and exits 10 (nothing failed, yet no approval)."""
     result = _run(pytester, *args)
     line = f"{codes} not run on {n} job{'' if n == 1 else 's'} ({cause})"
     result.stdout.fnmatch_lines([f"PR verdict: INCOMPLETE — {line}*"])

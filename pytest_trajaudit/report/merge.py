@@ -145,7 +145,7 @@ def merge(out_dir: Path, shard_dirs: list[Path]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     """``trajaudit merge OUT_DIR SHARD_DIR...``: exit 0 when the merged PR verdict is APPROVE (WITH CAVEATS),
-    1 for MAJOR CHANGES NEEDED or REJECT, 6 for INCOMPLETE (the shards audited a subset: completeness.py), 4 when
+    1 for MAJOR CHANGES NEEDED or REJECT, 10 for INCOMPLETE (the shards audited a subset: completeness.py), 4 when
     the shards cannot be merged."""
     if len(argv) < 2 or argv[0] in ("-h", "--help"):
         print("usage: trajaudit merge OUT_DIR SHARD_DIR [SHARD_DIR ...]\n"
