@@ -49,7 +49,6 @@ class State:
     strict_pass_k: bool = False
     trials: int | None = None
     walk: Walk = field(default_factory=Walk)  # the session's one view of the audited trees (discovery.py)
-
     collected_jobs: list[Any] = field(default_factory=list)  # every job node collected (completeness.py)
 
     def declarations(self) -> dict[str, Principle]:

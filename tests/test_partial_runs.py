@@ -248,6 +248,11 @@ def test_a_run_stopped_early_rejects_what_it_found_and_says_it_is_incomplete(
         CHEAT: "INVALID", "runs/benchflow/tictoc__Struggle01": "INCOMPLETE",
         "runs/benchflow/tictoc__oracle": "INCOMPLETE", "runs/harbor-job/csv-stats__Clean01": "INCOMPLETE"}
     assert f"> **Incomplete run:** {line}." in md
+    audit_schema = json.loads((SCHEMA_DIR / "audit.schema.json").read_text())
+    audits = sorted((pytester.path / "out" / "jobs").rglob("audit-*.json"))
+    assert len(audits) == 4  # a job none of whose items ran gets its audit JSON too, INCOMPLETE
+    for path in audits:
+        jsonschema.validate(json.loads(path.read_text()), audit_schema)
     assert result.ret == 1
 
 
@@ -270,7 +275,9 @@ def test_an_interrupted_run_is_incomplete(pytester: pytest.Pytester, runs: Path)
     """Ctrl-C before the first item ran: nothing was judged, and the report says so (pytest's exit 2 stands)."""
     pytester.makepyfile(stop_at_p1=INTERRUPT)
     pytester.syspathinsert()
-    result = _run(pytester, "-p", "stop_at_p1")
+    # no_reraise_ctrlc: the interrupt ends the inner run only, not this test session
+    result = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=runs", "--trajaudit-report=out",
+                                "-p", "stop_at_p1", no_reraise_ctrlc=True)
     result.stdout.fnmatch_lines(["PR verdict: INCOMPLETE — P1, P2, P11 not run on 4 jobs (interrupted)"])
     summary, _ = _reports(pytester)
     assert summary["pr_verdict"]["verdict"] == "INCOMPLETE"
