@@ -367,9 +367,11 @@ def test_custom_integrity_principle_invalidates_and_is_required(pytester: pytest
     pytester.syspathinsert(TEMPLATES / "custom_principle")
     make_job(pytester.path / "runs", "quiet")
     make_job(pytester.path / "runs", "netty", lines=CURL)
-    base = ["-p", "no:cacheprovider", "-p", "trajaudit_network", "--trajaudit=runs", "--trajaudit-report=out"]
+    # the integrity principles and ORG-1 (the minimal jobs' one tool call would fail P4's floor: exit 1 anyway)
+    base = ["-p", "no:cacheprovider", "-p", "trajaudit_network", "--trajaudit=runs", "--trajaudit-report=out",
+            "--trajaudit-principles=P1,P2,P11,ORG-1"]
     result = pytester.runpytest(*base)
-    result.stdout.fnmatch_lines(["PR verdict: REJECT — INVALID job: runs/netty",
+    result.stdout.fnmatch_lines(["2 job(s): 1 CLEAN, 1 INVALID", "PR verdict: REJECT — INVALID job: runs/netty",
                                  "INVALID runs/netty: ORG-1 FAIL: #1 Bash: curl -s https://example.com/answers.json*"])
     assert result.ret == 1
     result = pytester.runpytest(*base, "--deselect=runs/netty/result.json::ORG-1")
