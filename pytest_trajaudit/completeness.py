@@ -7,7 +7,7 @@ found anyway). An integrity item produces no finding when it was
 
 - not collected: ``--trajaudit-principles`` left it out;
 - deselected: ``-k``, ``-m``, ``--deselect``, node ids on the command line, ``--lf``, ``--sw`` or a plugin;
-- not reached: ``-x`` / ``--maxfail`` stopped the run, or it was interrupted (Ctrl-C, a crashed worker);
+- not reached: ``-x`` / ``--maxfail`` stopped the run, it was interrupted (Ctrl-C), or its xdist worker crashed;
 - errored: the principle raised (an internal error), so it judged nothing.
 
 The process that collects (pytest's own process, or each xdist worker) builds a :func:`manifest` at the end
@@ -35,7 +35,7 @@ def manifest(jobs: Iterable[Any], items: Iterable[Any], collected: Iterable[str]
     integrity codes it is audited with in a full run, in registry order); ``items``: the items left to run after
     every deselection (a job's item has ``parent`` = its job and ``principle.code``; other items are ignored);
     ``collected``: the codes items were made for (``--trajaudit-principles``)."""
-    collected = set(collected)
+    made = set(collected)
     selected: dict[int, set[str]] = {}
     for it in items:
         p = getattr(it, "principle", None)
@@ -45,8 +45,8 @@ def manifest(jobs: Iterable[Any], items: Iterable[Any], collected: Iterable[str]
     for job in jobs:
         expected = list(job.integrity)
         chosen = selected.get(id(job), set())
-        out[job.job_id] = [expected, [c for c in expected if c not in collected],
-                           [c for c in expected if c in collected and c not in chosen]]
+        out[job.job_id] = [expected, [c for c in expected if c not in made],
+                           [c for c in expected if c in made and c not in chosen]]
     return out
 
 
