@@ -65,6 +65,7 @@ def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> d
     m = audit.meta
     results = audit.results
     integrity = integrity_codes(principles)
+    need = set(needed(principles))
     outcomes = {c: Outcome(r.status, principles[c].tier, principles[c].role, r.evidence,
                            bool((r.data or {}).get("flipped_signal")), principles[c].na_warns)
                 for c, r in results.items() if c in integrity and r.status in ("PASS", "WARN", "FAIL", "N/A")}
@@ -79,7 +80,7 @@ def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> d
         "model": m.get("model") or "", "condition": m.get("condition"), "reward": m.get("reward"),
         "oracle": bool(m.get("oracle")), "error": audit.error, "verdict": verdict, "delivered": delivered,
         "integrity": {c: results[c].status for c in integrity if c in results},
-        "computed": sorted(c for c in results if c in needed(principles)),
+        "computed": sorted(c for c in results if c in need),
         "sb1": sb1_status if sb1_status in ("VERIFIED", "PARTIAL", "NOT_INVOKED") else None,
     }
 

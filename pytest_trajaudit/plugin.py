@@ -925,6 +925,8 @@ class RollupPlugin:
         if self.summary and self.summary["pr_verdict"]["verdict"] == "INCOMPLETE":
             terminalreporter.write_line("a partial run is never an approval: audit every integrity principle of "
                                         "every job for a verdict (docs/verdicts.md)")
+        if not (self.config.pluginmanager.hasplugin("ctrf") and self.config.getoption("ctrf", None)):
+            self.summary = None  # only the CTRF enrichment reads it later: free it before pytest's own summary
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         _enrich_ctrf(config, self.rollup, self.items, self.summary)
