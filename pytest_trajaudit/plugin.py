@@ -891,17 +891,10 @@ class RollupPlugin:
 
         xml = self.config.stash.get(xml_key, None)
         if xml is not None:
-            counts: dict[str, int] = {}
-            for job in self.summary["jobs"]:
-                counts[job["verdict"]] = counts.get(job["verdict"], 0) + 1
-                xml.add_global_property(f"trajaudit.verdict:{job['job']}", job["verdict"])
-            for v, n in sorted(counts.items()):
-                xml.add_global_property(f"trajaudit.jobs.{v}", str(n))
-            xml.add_global_property("trajaudit.pr_verdict", pv["verdict"])
-            for i, reason in enumerate(pv["reasons"][:10]):
-                xml.add_global_property(f"trajaudit.pr_reason.{i + 1}", reason)
-            if pv.get("incomplete"):
-                xml.add_global_property("trajaudit.incomplete", pv["incomplete"]["line"])
+            from .report.summary import suite_properties
+
+            for name, value in suite_properties(self.summary):
+                xml.add_global_property(name, value)
         session.exitstatus = exit_status(session.exitstatus, pv["verdict"],
                                          allow=bool(_ini_or_opt(self.config, "trajaudit_allow_incomplete")))
 
@@ -950,7 +943,7 @@ def _enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, 
         extra = results.setdefault("extra", {})
         summary = summary if summary is not None else rollup.summary()
         pv = summary["pr_verdict"]
-        extra["trajaudit"] = {"verdicts": {k: v for k, (v, _) in rollup.verdicts().items()},
+        extra["trajaudit"] = {"verdicts": {j["job"]: j["verdict"] for j in summary["jobs"]},
                               "pr_verdict": pv["verdict"], "pr_reasons": pv["reasons"][:10],
                               **({"incomplete": pv["incomplete"]["line"]} if pv.get("incomplete") else {})}
         for t in results.get("tests", []):

@@ -76,6 +76,20 @@ def _declared() -> dict[str, tuple[str, bool]]:
     return {c: (p.role, p.na_warns) for c, p in registry().items()}
 
 
+def suite_properties(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The JUnit XML suite properties of a run: each job's verdict, the count per verdict, the PR verdict, its
+    first ten reasons and, for a partial run, what did not run (docs/verdicts.md)."""
+    props = [(f"trajaudit.verdict:{j['job']}", j["verdict"]) for j in summary["jobs"]]
+    counts = Counter(j["verdict"] for j in summary["jobs"])
+    props += [(f"trajaudit.jobs.{v}", str(n)) for v, n in sorted(counts.items())]
+    pv = summary["pr_verdict"]
+    props.append(("trajaudit.pr_verdict", pv["verdict"]))
+    props += [(f"trajaudit.pr_reason.{i}", r) for i, r in enumerate(pv["reasons"][:10], 1)]
+    if pv.get("incomplete"):
+        props.append(("trajaudit.incomplete", pv["incomplete"]["line"]))
+    return props
+
+
 class Rollup:
     def __init__(self, mode: str = "precise", roles: dict[str, tuple[str, bool]] | None = None) -> None:
         """``roles``: code → (role, na_warns) of every principle of the session (built-in and plugin-contributed);
