@@ -656,10 +656,11 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
             f"empty, -n {w}": (audit_cmd("empty", "-n", w), (0, 5)),
             "collect only, -n 0": (audit_cmd(tree, "-n", "0", "--collect-only"), (0,))}
     # the most any report transport could give: the same -n W run with no item event sent to the controller
-    # (benchmarks/xdist_noreports.py; the controller then rebuilds and renders nothing: "no tests ran", exit 0)
+    # (benchmarks/xdist_noreports.py; the controller then renders no item: "no tests ran", and every job, none of
+    # whose findings arrived, is INCOMPLETE: exit 10)
     bench = str(Path(__file__).resolve().parent)
     noreports_env = {"PYTHONPATH": os.pathsep.join(p for p in (bench, os.environ.get("PYTHONPATH", "")) if p)}
-    cmds[f"-n {w}, no reports sent"] = (audit_cmd(tree, "-n", w, "-p", "xdist_noreports"), (0,), noreports_env)
+    cmds[f"-n {w}, no reports sent"] = (audit_cmd(tree, "-n", w, "-p", "xdist_noreports"), (10,), noreports_env)
     for cmd, _, *env in cmds.values():
         note_cmd("c", cmd, work, work, {"PYTHONPATH": "benchmarks"} if env else None)
     res = interleaved(cmds, work, args.repeat, args.timeout)

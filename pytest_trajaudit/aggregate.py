@@ -1,19 +1,22 @@
 """Pure roll-up functions: per-job verdict (audit-general.md aggregation rule, first match wins).
 
-Choices where the seed is silent (documented in the README):
-- N/A never blocks CLEAN, except that a job whose P1 or P2 could not be judged is not CLEAN (WARN);
-- a C0 FAIL other than P1/P2 (e.g. P4 "floor below") makes the job WARN (needs review), not INVALID;
-- P15 is information only and never changes the verdict;
+Which principle does what to a verdict comes from its declaration (``role`` in ``principles/__init__.py``),
+never from a list of codes here. Choices where the seed is silent (documented in docs/verdicts.md):
+- N/A never blocks CLEAN, except for a principle declared ``na_warns`` (P1, P2: anti-cheat not judged → WARN);
+- a C0 FAIL of a quality principle (e.g. P4 "floor below") makes the job WARN (needs review), not INVALID;
+- an info principle (e.g. P15) never changes the verdict;
+- a job whose integrity principles did not all run is INCOMPLETE (never CLEAN), unless a FAIL already makes it
+  INVALID;
 - unusable input gives the verdict ERROR (outside the seed's enum), and an oracle run is ORACLE (never audited).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-VERDICTS = ("CLEAN", "WARN", "INVALID", "ERROR", "ORACLE")
+VERDICTS = ("CLEAN", "WARN", "INVALID", "INCOMPLETE", "ERROR", "ORACLE")
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,29 +25,42 @@ class Outcome:
 
     status: str  # PASS | WARN | FAIL | N/A
     tier: str
-    affects_verdict: bool = True
+    role: str = "quality"  # integrity | quality | info (the principle's declaration)
     evidence: str = ""
     flipped_signal: bool = False
+    na_warns: bool = False  # the principle's declaration: its N/A keeps the job from CLEAN
+
+
+def missing_line(missing: Mapping[str, str]) -> str:
+    """``P1, P2 not run (selection: -k P10)``: integrity codes that produced no finding, and why."""
+    causes = list(dict.fromkeys(missing.values()))
+    return f"{', '.join(missing)} not run ({'; '.join(causes)})"
 
 
 def job_verdict(outcomes: Mapping[str, Outcome], *, error: str | None = None,
-                oracle: bool = False) -> tuple[str, list[str]]:
-    """Return (verdict, reasons)."""
+                oracle: bool = False, missing: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+    """Return (verdict, reasons). ``missing``: integrity code → why it produced no finding on this job (a
+    selection, -x, an interrupt); see completeness.py."""
     if error:
         return "ERROR", [error]
     if oracle:
         return "ORACLE", ["oracle run: not audited"]
-    invalid = [f"{c} FAIL: {o.evidence}" for c, o in outcomes.items() if c in ("P1", "P2") and o.status == "FAIL"]
+    incomplete = [f"incomplete: {missing_line(missing)}"] if missing else []
+    # an integrity FAIL; a flipped signal (P11's data) is named as such below, after the plain FAILs
+    invalid = [f"{c} FAIL: {o.evidence}" for c, o in outcomes.items()
+               if o.role == "integrity" and o.status == "FAIL" and not o.flipped_signal]
     if invalid:
-        return "INVALID", invalid
+        return "INVALID", invalid + incomplete
     flipped = [f"{c}: {o.evidence}" if o.evidence.startswith("flipped_signal") else f"{c}: flipped_signal: {o.evidence}"
                for c, o in outcomes.items() if o.flipped_signal]
     if flipped:
-        return "INVALID", flipped
+        return "INVALID", flipped + incomplete
+    if incomplete:
+        return "INCOMPLETE", incomplete
     warn = [f"{c} {o.status}: {o.evidence}" for c, o in outcomes.items()
-            if o.tier == "C0" and o.affects_verdict and o.status in ("WARN", "FAIL")]
+            if o.tier == "C0" and o.role != "info" and o.status in ("WARN", "FAIL")]
     warn += [f"{c} N/A: anti-cheat not judged ({o.evidence})" for c, o in outcomes.items()
-             if c in ("P1", "P2") and o.status == "N/A"]
+             if o.na_warns and o.status == "N/A"]
     if warn:
         return "WARN", warn
     return "CLEAN", []
@@ -59,24 +75,49 @@ def verdict_counts(verdicts: Mapping[str, str]) -> dict[str, int]:
 
 # --- PR level (audit-general.md "PR-level verdict", first match wins) ---------------------------------------
 
-PR_VERDICTS = ("APPROVE", "APPROVE WITH CAVEATS", "MAJOR CHANGES NEEDED", "REJECT")
+PR_VERDICTS = ("APPROVE", "APPROVE WITH CAVEATS", "MAJOR CHANGES NEEDED", "INCOMPLETE", "REJECT")
+
+
+def incomplete_line(missing: Mapping[str, Mapping[str, str]], order: Sequence[str] = ()) -> str:
+    """``P1, P2 not run on 3 jobs (selection: -k P10)``: the integrity codes missing on any job (in ``order``,
+    then first seen), how many jobs miss one, and every cause. ``missing``: job → {code → cause}, jobs that miss
+    none left out."""
+    codes = _ordered((c for m in missing.values() for c in m), order)
+    causes = list(dict.fromkeys(why for m in missing.values() for why in m.values()))
+    n = len(missing)
+    return f"{', '.join(codes)} not run on {n} job{'' if n == 1 else 's'} ({'; '.join(causes)})"
+
+
+def _ordered(codes: Iterable[str], order: Sequence[str]) -> list[str]:
+    seen = list(dict.fromkeys(codes))
+    rank = {c: i for i, c in enumerate(order)}
+    return sorted(seen, key=lambda c: (rank.get(c, len(rank)), seen.index(c)))
 
 
 def pr_verdict(job_verdicts: Mapping[str, str], *, oracle_rewards: Mapping[str, float | None],
-               tests_too_tight: Sequence[str] = ()) -> tuple[str, list[str]]:
+               tests_too_tight: Sequence[str] = (),
+               missing: Mapping[str, Mapping[str, str]] | None = None,
+               order: Sequence[str] = ()) -> tuple[str, list[str]]:
     """The PR verdict over every audited job, first match wins:
 
-    1. any INVALID job → REJECT;
-    2. ≥ 2 WARN jobs, an oracle reward < 1.0 (or none recorded), any P12 tests_too_tight, any job that could not
+    1. any INVALID job → REJECT (a partial run does not hide a found cheat; its incompleteness is the last reason);
+    2. any INCOMPLETE job (an integrity principle did not run on it) → INCOMPLETE, never an approval: the first
+       reason names what did not run and why, the reasons of rule 3 follow;
+    3. ≥ 2 WARN jobs, an oracle reward < 1.0 (or none recorded), any P12 tests_too_tight, any job that could not
        be audited (ERROR), or no agent job at all → MAJOR CHANGES NEEDED;
-    3. exactly 1 WARN job, or no oracle run among the jobs → APPROVE WITH CAVEATS;
-    4. otherwise (all CLEAN, oracle 1.0) → APPROVE.
+    4. exactly 1 WARN job, or no oracle run among the jobs → APPROVE WITH CAVEATS;
+    5. otherwise (all CLEAN, oracle 1.0) → APPROVE.
     Stage-1 policy checks are not run by the plugin and never contribute. ``oracle_rewards``: oracle job → reward.
+    ``missing``: job → {integrity code → why it did not run} (job_verdict's ``missing``); only INVALID and
+    INCOMPLETE jobs count in the incompleteness reason (an ERROR or ORACLE job has its own); ``order``: the
+    registry's code order, in which that reason names the codes.
     """
     agent = {j: v for j, v in job_verdicts.items() if v != "ORACLE"}
+    unrun = {j: m for j, m in sorted((missing or {}).items()) if m and agent.get(j) in ("INVALID", "INCOMPLETE")}
     invalid = sorted(j for j, v in agent.items() if v == "INVALID")
     if invalid:
-        return "REJECT", [f"INVALID job: {j}" for j in invalid]
+        return "REJECT", [f"INVALID job: {j}" for j in invalid] + (
+            [f"incomplete run: {incomplete_line(unrun, order)}"] if unrun else [])
     reasons: list[str] = []
     warns = sorted(j for j, v in agent.items() if v == "WARN")
     errors = sorted(j for j, v in agent.items() if v == "ERROR")
@@ -91,6 +132,11 @@ def pr_verdict(job_verdicts: Mapping[str, str], *, oracle_rewards: Mapping[str, 
                        f"{', ...' if len(errors) > 5 else ''}")
     if not agent:
         reasons.append("no agent job was audited")
+    incomplete = sorted(j for j, v in agent.items() if v == "INCOMPLETE")
+    if incomplete:
+        line = incomplete_line(unrun, order) if unrun else (f"{len(incomplete)} INCOMPLETE job(s): "
+                                                     f"{', '.join(incomplete[:5])}{', ...' if len(incomplete) > 5 else ''}")
+        return "INCOMPLETE", [line, *reasons]
     if reasons:
         return "MAJOR CHANGES NEEDED", reasons
     if len(warns) == 1:

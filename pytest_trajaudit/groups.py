@@ -2,7 +2,8 @@
 
 A *task group* is the set of jobs under one audit root whose folder names share a task prefix
 (``<task>__<trial>``); it is planned at collection from names alone (stat-only). Its items (``PASSK``, ``SB-2``)
-run after every job item and read one compact record per member job: reward, verdict inputs (P1, P2, P11),
+run after every job item and read one compact record per member job: reward, verdict inputs (the integrity
+principles),
 task/agent/model/condition and the SB-1 status. Jobs publish that record when their audit is computed — into
 memory, or under xdist into a private directory shared by the workers — so a group item normally parses
 nothing. A record that is missing (the job ran later on another worker, or its items were deselected) or lacks
@@ -12,6 +13,7 @@ depends on scheduling. Pure: no pytest.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -23,9 +25,9 @@ from typing import Any
 from .aggregate import Outcome, job_verdict, pass_k_entries, skill_impact, trial_coverage
 from .discovery import JobRef
 from .engine import JobAudit
+from .principles import Principle, integrity_codes
 
 GROUP_CODES = ("PASSK", "SB-2")
-INTEGRITY = ("P1", "P2", "P11")  # what decides INVALID (aggregate.job_verdict)
 
 
 def group_key(ref: JobRef) -> str | None:
@@ -49,20 +51,24 @@ def plan(refs: Iterable[JobRef]) -> dict[str, list[JobRef]]:
     return {k: sorted(v, key=lambda r: str(r.dir)) for k, v in sorted(groups.items()) if len(v) >= 2}
 
 
-NEEDED = (*INTEGRITY, "SB-1")  # what a complete record was computed from
+def needed(principles: dict[str, Principle]) -> tuple[str, ...]:
+    """What a complete record was computed from: the integrity principles (delivery) and SB-1 (SB-2's input)."""
+    return (*integrity_codes(principles), "SB-1")
 
 
-def compact(job_id: str, audit: JobAudit, tiers: dict[str, tuple[str, bool]]) -> dict[str, Any]:
-    """The record a group reads. ``tiers``: code → (tier, affects_verdict) for the computed principles.
+def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> dict[str, Any]:
+    """The record a group reads. ``principles``: the session's registry (code → declaration).
 
-    ``verdict`` is the *integrity* verdict: :func:`job_verdict` over P1, P2 and P11 only (INVALID / ERROR /
-    ORACLE decide delivery; a P4 WARN does not), so a record is the same whether it came from the job's full
-    audit or from a group item's recomputation."""
+    ``verdict`` is the *integrity* verdict: :func:`job_verdict` over the integrity principles only (INVALID /
+    ERROR / ORACLE decide delivery; a P4 WARN does not), so a record is the same whether it came from the job's
+    full audit or from a group item's recomputation."""
     m = audit.meta
     results = audit.results
-    outcomes = {c: Outcome(r.status, tiers.get(c, ("", True))[0], tiers.get(c, ("", True))[1], r.evidence,
-                           bool((r.data or {}).get("flipped_signal")))
-                for c, r in results.items() if c in INTEGRITY and r.status in ("PASS", "WARN", "FAIL", "N/A")}
+    integrity = integrity_codes(principles)
+    need = set(needed(principles))
+    outcomes = {c: Outcome(r.status, principles[c].tier, principles[c].role, r.evidence,
+                           bool((r.data or {}).get("flipped_signal")), principles[c].na_warns)
+                for c, r in results.items() if c in integrity and r.status in ("PASS", "WARN", "FAIL", "N/A")}
     verdict, _ = job_verdict(outcomes, error=audit.error, oracle=bool(m.get("oracle")))
     sb1 = results.get("SB-1")
     sb1_status = (sb1.data or {}).get("status") if sb1 is not None else None
@@ -73,26 +79,40 @@ def compact(job_id: str, audit: JobAudit, tiers: dict[str, tuple[str, bool]]) ->
         "job": job_id, "task": m.get("task") or "", "trial": m.get("trial") or "", "agent": m.get("agent") or "",
         "model": m.get("model") or "", "condition": m.get("condition"), "reward": m.get("reward"),
         "oracle": bool(m.get("oracle")), "error": audit.error, "verdict": verdict, "delivered": delivered,
-        "integrity": {c: results[c].status for c in INTEGRITY if c in results},
-        "computed": sorted(c for c in results if c in NEEDED),
+        "integrity": {c: results[c].status for c in integrity if c in results},
+        "computed": sorted(c for c in results if c in need),
         "sb1": sb1_status if sb1_status in ("VERIFIED", "PARTIAL", "NOT_INVOKED") else None,
     }
 
 
-def complete(rec: dict[str, Any] | None, needed: Iterable[str] = NEEDED) -> bool:
-    """Whether a record holds everything a group reads (an unusable job's record is complete: it is ERROR)."""
+def complete(rec: dict[str, Any] | None, codes: Iterable[str] | None = None) -> bool:
+    """Whether a record holds everything a group reads (an unusable job's record is complete: it is ERROR).
+    ``codes``: what it must have been computed from; by default the built-in registry's :func:`needed`."""
     if rec is None:
         return False
-    return bool(rec.get("error")) or bool(rec.get("oracle")) or all(c in rec.get("computed", ()) for c in needed)
+    if codes is None:
+        codes = _builtin_needed()
+    return bool(rec.get("error")) or bool(rec.get("oracle")) or all(c in rec.get("computed", ()) for c in codes)
+
+
+@functools.cache
+def _builtin_needed() -> tuple[str, ...]:
+    from .principles import registry
+
+    return needed(registry())
 
 
 class MemoryStore:
     def __init__(self) -> None:
         self._d: dict[str, dict[str, Any]] = {}
+        self.codes: tuple[str, ...] | None = None  # what a complete record holds: the session's needed()
+
+    def complete(self, rec: dict[str, Any] | None) -> bool:
+        return complete(rec, self.codes)
 
     def put(self, rec: dict[str, Any]) -> None:
         old = self._d.get(rec["job"])
-        if old is None or complete(rec) or not complete(old):
+        if old is None or self.complete(rec) or not self.complete(old):
             self._d[rec["job"]] = rec
 
     def get(self, job_id: str) -> dict[str, Any] | None:
@@ -122,7 +142,7 @@ class DirStore(MemoryStore):
 
     def get(self, job_id: str) -> dict[str, Any] | None:
         rec = super().get(job_id)
-        if complete(rec):
+        if self.complete(rec):
             return rec
         try:
             disk = json.loads(self._file(job_id).read_text(encoding="utf-8"))
@@ -144,7 +164,7 @@ def gather(members: list[tuple[str, JobRef]], store: MemoryStore,
     out, recomputed = [], 0
     for job_id, ref in members:
         rec = store.get(job_id)
-        if not complete(rec):
+        if not store.complete(rec):
             rec = compute(job_id, ref)
             store.put(rec)
             recomputed += 1

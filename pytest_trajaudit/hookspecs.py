@@ -11,6 +11,10 @@ hookspec = pluggy.HookspecMarker("pytest")
 def pytest_trajaudit_principles():
     """Return an iterable of :class:`pytest_trajaudit.principles.Principle` to add to the registry.
 
+    A principle's ``role`` decides what it does to its job's verdict: ``"integrity"`` (a FAIL makes the job
+    INVALID; a run in which it did not run on a job is INCOMPLETE), ``"quality"`` (the default: a C0 WARN or
+    FAIL makes the job WARN) or ``"info"`` (never changes the verdict). See docs/verdicts.md.
+
     Implement it in an installed plugin (an entry point in the ``pytest11`` group): while auditing, the
     plugin forces ``--noconftest``, so a ``conftest.py`` cannot add principles during an audit run.
     """

@@ -133,12 +133,21 @@ class JobNode(pytest.File):
     def collect(self):
         state = self.config.stash[STATE_KEY]
         adv = None  # ADV items only for a job whose privileged material is known (stat only: advisor/collect.py)
+
+        def applies(p: Principle) -> bool:
+            nonlocal adv
+            if p.family != "advisor":
+                return True
+            if adv is None:
+                adv = advisor_known(self.ref, state.settings.privileged_roots, state.settings.tasks_dirs)
+            return adv
+
+        # the integrity principles a full run audits this job with, selected or not (completeness.py)
+        self.integrity = tuple(p.code for p in state.declarations().values() if p.role == "integrity" and applies(p))
+        state.collected_jobs.append(self)
         for p in state.principles:
-            if p.family == "advisor":
-                if adv is None:
-                    adv = advisor_known(self.ref, state.settings.privileged_roots, state.settings.tasks_dirs)
-                if not adv:
-                    continue
+            if not applies(p):
+                continue
             item = PrincipleItem.from_parent(self, name=p.code, principle=p)
             for mark in _marks(p):
                 item.add_marker(mark)
@@ -164,7 +173,7 @@ class JobNode(pytest.File):
                 self._audit = audit_job(self.ref, state.settings, principles)
             self._audit.pending.update(kept)
             if self.job_id in state.grouped:  # publish what the job's task group reads (groups.py)
-                state.store.put(compact(self.job_id, self._audit, state.tiers()))
+                state.store.put(compact(self.job_id, self._audit, state.declarations()))
         return self._audit
 
     def release(self) -> None:

@@ -49,18 +49,20 @@ class State:
     strict_pass_k: bool = False
     trials: int | None = None
     walk: Walk = field(default_factory=Walk)  # the session's one view of the audited trees (discovery.py)
+    collected_jobs: list[Any] = field(default_factory=list)  # every job node collected (completeness.py)
 
-    def tiers(self) -> dict[str, tuple[str, bool]]:
-        return {c: (p.tier, p.affects_verdict) for c, p in (self.registry or registry()).items()}
+    def declarations(self) -> dict[str, Principle]:
+        """Every principle of the session (built-in and plugin-contributed), by code."""
+        return self.registry or registry()
 
     def compute_record(self, job_id: str, ref: JobRef) -> dict[str, Any]:
         """A group member's record computed by the group item itself (its job ran elsewhere or not at all)."""
         from .engine import audit_job
-        from .groups import NEEDED, compact
+        from .groups import compact, needed
 
-        reg = self.registry or registry()
-        return compact(job_id, audit_job(ref, self.settings, [reg[c] for c in NEEDED if c in reg], judges=False),
-                       self.tiers())
+        reg = self.declarations()
+        return compact(job_id, audit_job(ref, self.settings, [reg[c] for c in needed(reg) if c in reg], judges=False),
+                       reg)
 
     def job_id(self, ref: JobRef) -> str:
         """Stable across machines and working directories: <root name>/<path below the root>; a record of a
@@ -155,6 +157,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--trajaudit-protocol", dest="trajaudit_protocol", choices=("lean", "full"), default=None,
                 help="how audit items run: 'lean' (default: setup/call/teardown without pytest's per-item output "
                 "and log capture; every report hook, JUnit, xdist, -x still run) or 'full' (pytest's own protocol)")
+    g.addoption("--trajaudit-allow-incomplete", dest="trajaudit_allow_incomplete", action="store_true", default=None,
+                help="a deliberate subset: a run whose PR verdict is INCOMPLETE (an integrity principle deselected "
+                "or not reached) exits 0 instead of 10; the verdict stays INCOMPLETE (docs/verdicts.md)")
     g.addoption("--trajaudit-shard", dest="trajaudit_shard", default=None, metavar="I/N",
                 help="audit only shard I of N (1-based, 1 <= I <= N): jobs are assigned by a sha256 of their task "
                 "group (or their path below the audit root), stable across machines; see `trajaudit merge`")
@@ -178,6 +183,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                   default=[])
     for name in ("base_url", "timeout", "retries", "concurrency", "cache", "api_key_env", "provider"):
         parser.addini(f"trajaudit_judge_{name}", f"default for --trajaudit-judge-{name.replace('_', '-')}", default="")
+    parser.addini("trajaudit_allow_incomplete", "default for --trajaudit-allow-incomplete", type="bool",
+                  default=False)
     parser.addini("trajaudit_protocol", "default for --trajaudit-protocol (lean or full)", default="lean")
 
 
@@ -410,6 +417,9 @@ def pytest_configure(config: pytest.Config) -> None:
     if judge is not None:  # pydantic's warnings about litellm's own types, raised in judge threads mid-item
         config.addinivalue_line("filterwarnings", "ignore:Items? .* on TypedDict class .*ReadOnly:UserWarning")
     state.store = _group_store(config)
+    from .groups import needed
+
+    state.store.codes = needed(state.declarations())
     config.stash[STATE_KEY] = state
     if not config.option.file_or_dir:
         config.args = [str(p) for p in roots + bare]
@@ -449,6 +459,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     session.stash[COLLECTED_KEY] = True  # no conftest joins after this: PrincipleItem.ihook is fixed per job
+    state = session.config.stash.get(STATE_KEY, None)
+    if state is not None:  # which integrity items this collection will run, for the roll-up (completeness.py)
+        from .completeness import manifest
+
+        m = manifest(state.collected_jobs, session.items, [p.code for p in state.principles])
+        if hasattr(session.config, "workerinput"):
+            session.config.workeroutput["trajaudit_coverage"] = m  # type: ignore[attr-defined]
+        elif ROLLUP_KEY in session.config.stash:
+            session.config.stash[ROLLUP_KEY].rollup.coverage.add(m)
 
 
 def _shard(config: pytest.Config) -> Any:
@@ -856,7 +875,12 @@ class RollupPlugin:
         self.config = config
         self.state = state
         self.report_dir = report_dir
-        self.rollup = Rollup("literal" if state.settings.literal else "precise")
+        from .completeness import coverage_for
+
+        declared = state.declarations()
+        self.rollup = Rollup("literal" if state.settings.literal else "precise",
+                             roles={c: (p.role, p.na_warns) for c, p in declared.items()})
+        self.rollup.coverage = coverage_for(config, declared, [p.code for p in state.principles])
         if state.settings.judge is not None:
             self.rollup.judges.models = list(state.settings.judge.models)
         self.summary: dict[str, Any] | None = None
@@ -885,6 +909,12 @@ class RollupPlugin:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.config.option.collectonly:
+            return  # nothing was audited: no verdict, no report
+        from .completeness import exit_status, stop_cause
+
+        self.rollup.coverage.stop_cause = stop_cause(self.config, session.exitstatus)
+        self.rollup.apply_coverage()  # jobs whose integrity items did not all run are INCOMPLETE
         if not self.rollup.jobs and not self.rollup.groups:
             if self.rollup.shard is not None:
                 # a shard that drew no job is not a failure (exit 0, not 5), and it writes its (empty) report so
@@ -894,37 +924,50 @@ class RollupPlugin:
                 if self.report_dir is not None:
                     self.summary = self.rollup.write(self.report_dir, self.state.keys)
             return
-        verdicts = self.rollup.verdicts()
+        if self.report_dir is not None:
+            self.summary = self.rollup.write(self.report_dir, self.state.keys)
+        else:
+            self.summary = self.rollup.summary()
+        pv = self.summary["pr_verdict"]
         from _pytest.junitxml import xml_key
 
         xml = self.config.stash.get(xml_key, None)
         if xml is not None:
-            counts: dict[str, int] = {}
-            for job_id, (v, _) in verdicts.items():
-                counts[v] = counts.get(v, 0) + 1
-                xml.add_global_property(f"trajaudit.verdict:{job_id}", v)
-            for v, n in sorted(counts.items()):
-                xml.add_global_property(f"trajaudit.jobs.{v}", str(n))
-        if self.report_dir is not None:
-            self.summary = self.rollup.write(self.report_dir, self.state.keys)
+            from .report.summary import suite_properties
+
+            for name, value in suite_properties(self.summary):
+                xml.add_global_property(name, value)
+        session.exitstatus = exit_status(session.exitstatus, pv["verdict"],
+                                         allow=bool(_ini_or_opt(self.config, "trajaudit_allow_incomplete")))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.config.option.collectonly:
+            cov = self.rollup.coverage
+            terminalreporter.section("trajaudit verdicts")
+            terminalreporter.write_line(f"{len(cov.jobs) if cov else 0} job(s) collected, not audited (--collect-only)")
+            return
         if not self.rollup.jobs and not self.rollup.groups:
             # say why nothing ran (pytest then exits 5, "no tests collected"): an empty tree must not look audited
             where = ", ".join(printable(str(p)) for p in [*self.state.roots, *self.state.bare_files]) or "-"
             terminalreporter.section("trajaudit verdicts")
-            terminalreporter.write_line(f"0 job(s) audited: no job found under {where} (or every item deselected)")
+            terminalreporter.write_line(f"0 job(s) audited: no job found under {where}")
             return
         terminalreporter.section("trajaudit verdicts")
-        for line in self.rollup.terminal_lines(self.summary):  # the summary write() built, when it ran
+        for line in self.rollup.terminal_lines(self.summary):  # the summary built at session finish
             terminalreporter.write_line(line)
         if self.report_dir is not None:
-            terminalreporter.write_line(f"reports: {self.report_dir}/summary.json and {self.report_dir}/jobs/")
+            d = self.report_dir
+            terminalreporter.write_line(f"reports: {d}/summary.json, {d}/report.md and {d}/jobs/")
+        if self.summary and self.summary["pr_verdict"]["verdict"] == "INCOMPLETE":
+            terminalreporter.write_line("a partial run is never an approval: audit every integrity principle of "
+                                        "every job for a verdict (docs/verdicts.md)")
         if os.environ.get("GITHUB_ACTIONS") == "true":
             from .adapter.ci import github_annotations
 
             for line in github_annotations(self.items, self.files, str(self.config.invocation_params.dir)):
                 terminalreporter.write_line(line)
+        if not (self.config.pluginmanager.hasplugin("ctrf") and self.config.getoption("ctrf", None)):
+            self.summary = None  # only the CTRF enrichment reads it later: free it before pytest's own summary
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         _enrich_ctrf(config, self.rollup, self.items, self.summary)
@@ -947,8 +990,10 @@ def _enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, 
         results = doc.setdefault("results", {})
         extra = results.setdefault("extra", {})
         summary = summary if summary is not None else rollup.summary()
-        extra["trajaudit"] = {"verdicts": {k: v for k, (v, _) in rollup.verdicts().items()},
-                              "pr_verdict": summary["pr_verdict"]["verdict"]}
+        pv = summary["pr_verdict"]
+        extra["trajaudit"] = {"verdicts": {j["job"]: j["verdict"] for j in summary["jobs"]},
+                              "pr_verdict": pv["verdict"], "pr_reasons": pv["reasons"][:10],
+                              **({"incomplete": pv["incomplete"]["line"]} if pv.get("incomplete") else {})}
         for t in results.get("tests", []):
             info = items.get(t.get("name")) if isinstance(t, dict) else None
             if info:
@@ -977,6 +1022,12 @@ class XdistHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_to_serializable(self, config: pytest.Config, report: Any) -> dict[str, Any] | None:
         return plain_report_json(report)
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """On the controller: a worker's collection manifest (completeness.py) joins the roll-up."""
+        rollup = node.config.stash.get(ROLLUP_KEY, None)
+        if rollup is not None:
+            rollup.rollup.coverage.add(getattr(node, "workeroutput", {}).get("trajaudit_coverage"))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any):

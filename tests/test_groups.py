@@ -9,8 +9,10 @@ from pathlib import Path
 import jsonschema
 import pytest
 
+from pytest_trajaudit.completeness import EXIT_INCOMPLETE
 from pytest_trajaudit.discovery import JobRef, find_jobs
 from pytest_trajaudit.groups import compact, complete, evaluate_passk, evaluate_sb2, group_key, plan
+from pytest_trajaudit.principles import registry
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 
 from .jobfactory import make_job
@@ -126,11 +128,11 @@ def test_compact_verdict_reads_integrity_principles_only() -> None:
 
     audit = JobAudit({"task": "T", "reward": 1.0}, {"P1": res("PASS"), "P2": res("PASS"), "P11": res("PASS"),
                                                     "P4": res("FAIL"), "SB-1": res("N/A")})
-    tiers = {"P1": ("C0", True), "P2": ("C0", True), "P11": ("C0", True), "P4": ("C0", True)}
-    r = compact("j", audit, tiers)
+    reg = registry()
+    r = compact("j", audit, reg)
     assert r["verdict"] == "CLEAN" and r["computed"] == ["P1", "P11", "P2", "SB-1"] and complete(r)
     audit.results["P1"] = res("FAIL")
-    assert compact("j", audit, tiers)["verdict"] == "INVALID"
+    assert compact("j", audit, reg)["verdict"] == "INVALID"
 
 
 # --- the plugin ----------------------------------------------------------------------------------------------
@@ -215,9 +217,10 @@ def test_principles_option_selects_group_codes_and_markers_select_families(pytes
     assert bad.ret == pytest.ExitCode.USAGE_ERROR and "PASSK" in bad.stderr.str()
 
 
-def summary_groups(pytester: pytest.Pytester, root: Path, out: str, *args: str) -> tuple[list, dict]:
+def summary_groups(pytester: pytest.Pytester, root: Path, out: str, *args: str,
+                   ok: tuple[int, ...] = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)) -> tuple[list, dict]:
     result = run(pytester, root, f"--trajaudit-report={out}", *args)
-    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()
+    assert result.ret in ok, result.stdout.str()
     summary = json.loads((pytester.path / out / "summary.json").read_text())
     jsonschema.validate(summary, json.loads((SCHEMA_DIR / "summary.schema.json").read_text()))
     return summary["groups"], summary
@@ -238,8 +241,10 @@ def test_summary_groups_are_the_same_serial_under_xdist_and_when_jobs_are_desele
     assert serial[0]["members"] == sorted(serial[0]["members"]) and len(serial[0]["members"]) == 6
     parallel, _ = summary_groups(pytester, root, "r2", "-n", "2")
     assert parallel == serial
-    alone, _ = summary_groups(pytester, root, "rk", "-k", "PASSK or SB-2")  # every job recomputed by its group
+    # every job recomputed by its group; the job items deselected: the run is INCOMPLETE (exit 10)
+    alone, partial = summary_groups(pytester, root, "rk", "-k", "PASSK or SB-2", ok=(EXIT_INCOMPLETE,))
     assert alone == serial
+    assert partial["pr_verdict"]["verdict"] == "INCOMPLETE"
     # the summary's own pass^k (from the job items) agrees with the group items' pass^k
     by_task = {(e["task"], e["condition"]): e["pass_hat_k"] for e in full["pass_k"]}
     for e in serial[0]["data"]["pass_k"] + serial[2]["data"]["pass_k"]:

@@ -134,10 +134,10 @@ def test_one_of_two_oracles_failing_blocks_approve():
     assert reasons == ["oracle reward 0 < 1.0: o2"]
 
 
-def test_every_verdict_is_one_of_the_documented_four():
+def test_every_verdict_is_one_of_the_documented_five():
     seen = set()
     for jobs, oracle in [({"a": "INVALID"}, {}), ({"a": "WARN", "b": "WARN"}, {}), ({"a": "WARN"}, ORACLE_OK),
-                         ({"a": "CLEAN"}, ORACLE_OK)]:
+                         ({"a": "CLEAN"}, ORACLE_OK), ({"a": "CLEAN", "b": "INCOMPLETE"}, ORACLE_OK)]:
         seen.add(pr_verdict(jobs, oracle_rewards=oracle)[0])
     assert seen == set(PR_VERDICTS)
 

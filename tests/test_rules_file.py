@@ -193,7 +193,8 @@ def test_default_rules_without_a_file(pytester: pytest.Pytester, runs: Path) -> 
 
 def test_the_original_config_file_works_unchanged(pytester: pytest.Pytester, runs: Path, corpus: Path) -> None:
     cfg = corpus / "trace-grader" / "harness" / "trace-grader.config.yaml"
-    result = _run(pytester, f"--trajaudit-rules={cfg}", "-m", "TG-1 or TG-4")
+    # a deliberate subset (the integrity principles do not run: the verdict is INCOMPLETE, the exit 0)
+    result = _run(pytester, f"--trajaudit-rules={cfg}", "-m", "TG-1 or TG-4", "--trajaudit-allow-incomplete")
     result.assert_outcomes(passed=4)  # Bash is not force_push; 3 and 5 steps ≤ 25
     assert result.ret == 0
 

@@ -19,7 +19,9 @@ import pytest
 
 from tests.jobfactory import make_job
 
-BASE = ("-p", "no:cacheprovider", "--trajaudit-principles=P1,P2")  # two items per job, both PASS on a clean job
+# two items per job, both PASS on a clean job; P11 (integrity) left out, so a clean job is INCOMPLETE and the
+# subset is allowed to exit 0 (docs/verdicts.md)
+BASE = ("-p", "no:cacheprovider", "--trajaudit-principles=P1,P2", "--trajaudit-allow-incomplete")
 TIMEOUT = 60
 USAGE_ERROR = 4
 
@@ -779,7 +781,8 @@ def test_same_root_name_twice_keeps_jobs_apart(pytester: pytest.Pytester) -> Non
     make_job(pytester.path / "b" / "runs", "j", lines=cheat)
     result = run(pytester, "--trajaudit=b/runs", "--trajaudit=a/runs", *BASE)
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines(["2 job(s): 1 CLEAN, 1 INVALID", "INVALID b/runs/j: P1 FAIL*"])
+    result.stdout.fnmatch_lines(["2 job(s): 1 INVALID, 1 INCOMPLETE", "PR verdict: REJECT*", "INVALID b/runs/j: P1 FAIL*",
+                                 "INCOMPLETE a/runs/j: incomplete: P11, P16 not run*"])
 
 
 def test_hundred_thousand_empty_directories(pytester: pytest.Pytester) -> None:
@@ -792,7 +795,7 @@ def test_hundred_thousand_empty_directories(pytester: pytest.Pytester) -> None:
     make_job(runs / "d050000" / "x", "job")
     result = pytester.runpytest_subprocess("--trajaudit=runs", *BASE, "-v", timeout=3 * TIMEOUT)  # a loaded CI box
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["runs/d050000/x/job/result.json::P1 PASSED*", "1 job(s): 1 CLEAN"])
+    result.stdout.fnmatch_lines(["runs/d050000/x/job/result.json::P1 PASSED*", "1 job(s): 1 INCOMPLETE"])
 
 
 def test_tree_without_jobs_says_so(pytester: pytest.Pytester) -> None:

@@ -33,8 +33,11 @@ def no_network(job, cfg) -> Finding:
     return Finding.ok(f"{len(job.trajectory.tool_calls())} tool call(s), none networked")
 
 
+# role="integrity": a FAIL makes the job INVALID (the PR verdict REJECT), and a run in which ORG-1 did not run
+# on a job (deselected, not reached) is INCOMPLETE, never an approval. "quality" would make a FAIL a WARN of the
+# job; "info" would report it without touching the verdict.
 ORG_1 = Principle(code="ORG-1", title="no network from the sandbox", tier="C0", family="general",
-                  func=no_network, key="org_no_network", affects_verdict=True)
+                  func=no_network, key="org_no_network", role="integrity")
 
 
 def pytest_trajaudit_principles():

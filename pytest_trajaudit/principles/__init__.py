@@ -12,7 +12,7 @@ the item runs (see ``engine.py``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import import_module
 
@@ -39,6 +39,12 @@ Check = Callable[[Job, Settings], "Finding | Pending"]
 
 TIERS = ("C0", "C1", "C2")
 FAMILIES = ("anticheat", "general", "skills", "advisor", "rules")
+# What a principle's result does to its job's verdict (aggregate.job_verdict):
+# - integrity: a FAIL makes the job INVALID, and a run in which it did not run on a job is INCOMPLETE, never
+#   an approval (completeness.py);
+# - quality: a C0 WARN or FAIL makes the job WARN (needs review);
+# - info: reported, never changes the verdict.
+ROLES = ("integrity", "quality", "info")
 
 
 @dataclass(frozen=True)
@@ -49,8 +55,18 @@ class Principle:
     family: str
     func: Check
     key: str  # the audit-JSON key this principle fills
-    affects_verdict: bool = True  # counted by the per-job verdict (C0 WARN → WARN)
+    role: str = "quality"  # one of ROLES: what its result does to the job's verdict
     judge: bool = False  # may return a Pending when judges are configured (its items run after the others)
+    na_warns: bool = False  # its N/A means "could not be judged" and keeps the job from CLEAN (WARN)
+
+    def __post_init__(self) -> None:
+        if self.role not in ROLES:
+            raise ValueError(f"{self.code}: unknown role {self.role!r} (one of {', '.join(ROLES)})")
+
+    @property
+    def affects_verdict(self) -> bool:
+        """Counted by the per-job verdict at all (every role but info)."""
+        return self.role != "info"
 
     @property
     def doc(self) -> str:
@@ -64,13 +80,13 @@ class Principle:
 _REGISTRY: dict[str, Principle] = {}
 
 
-def principle(code: str, title: str, *, tier: str, family: str, key: str,
-              affects_verdict: bool = True, judge: bool = False) -> Callable[[Check], Check]:
+def principle(code: str, title: str, *, tier: str, family: str, key: str, role: str = "quality",
+              judge: bool = False, na_warns: bool = False) -> Callable[[Check], Check]:
     if tier not in TIERS:
         raise ValueError(f"{code}: unknown tier {tier!r}")
 
     def deco(func: Check) -> Check:
-        register(Principle(code, title, tier, family, func, key, affects_verdict, judge))
+        register(Principle(code, title, tier, family, func, key, role=role, judge=judge, na_warns=na_warns))
         return func
 
     return deco
@@ -83,6 +99,11 @@ def register(p: Principle) -> None:
 
 
 FAMILY_MODULES = ("anticheat", "gaming", "general", "verifier", "rules", "skills", "advisor")
+
+
+def integrity_codes(principles: Mapping[str, Principle]) -> tuple[str, ...]:
+    """The codes whose role is integrity, in the order of ``principles``."""
+    return tuple(c for c, p in principles.items() if p.role == "integrity")
 
 
 def registry() -> dict[str, Principle]:

@@ -100,7 +100,7 @@ def _judged(code: str, job: Job, cfg: Settings) -> Finding | Pending:
     return Pending([(model, req)], finish, interim if interim.status == "FAIL" else None)
 
 
-@principle("ADV-1", "advisor: coherence", tier="C2", family="advisor", key="advisor", affects_verdict=False,
+@principle("ADV-1", "advisor: coherence", tier="C2", family="advisor", key="advisor", role="info",
            judge=True)
 def coherence(job: Job, cfg: Settings) -> Finding | Pending:
     """The coherence judge reads the public task and the trajectory (never privileged material): does it read like
@@ -110,7 +110,7 @@ def coherence(job: Job, cfg: Settings) -> Finding | Pending:
 
 
 @principle("ADV-2", "advisor: unsupported direction changes", tier="C2", family="advisor", key="advisor",
-           affects_verdict=False, judge=True)
+           role="info", judge=True)
 def direction_changes(job: Job, cfg: Settings) -> Finding | Pending:
     """The coherence judge lists every change of direction with no support in the public task or in terminal output
     the solver had already seen. FAIL: any; PASS: none; WARN: inconclusive (judge failed); N/A: no judge."""
@@ -118,7 +118,7 @@ def direction_changes(job: Job, cfg: Settings) -> Finding | Pending:
 
 
 @principle("ADV-3", "advisor: mentions of an advisor", tier="C0", family="advisor", key="advisor",
-           affects_verdict=False, judge=True)
+           role="info", judge=True)
 def mentions(job: Job, cfg: Settings) -> Finding | Pending:
     """References to an advisor, a reviewer, hidden tests, a reference or gold solution, or a privileged artifact:
     the mechanical patterns (README "Advisor audit") over the trajectory and every decoded string in it, plus the
@@ -128,7 +128,7 @@ def mentions(job: Job, cfg: Settings) -> Finding | Pending:
 
 
 @principle("ADV-4", "advisor: privileged overlap", tier="C0", family="advisor", key="advisor",
-           affects_verdict=False, judge=True)
+           role="info", judge=True)
 def privileged_overlap(job: Job, cfg: Settings) -> Finding | Pending:
     """Verbatim privileged lines (≥ 40 characters, whitespace collapsed) in the trajectory or any string decoded
     from it (JSON inside strings up to three layers), plus the leakage judge's near-verbatim view. FAIL: a line
@@ -137,7 +137,7 @@ def privileged_overlap(job: Job, cfg: Settings) -> Finding | Pending:
     return _judged("ADV-4", job, cfg)
 
 
-@principle("ADV-5", "advisor: verification", tier="C0", family="advisor", key="advisor", affects_verdict=False)
+@principle("ADV-5", "advisor: verification", tier="C0", family="advisor", key="advisor", role="info")
 def verification(job: Job, cfg: Settings) -> Finding:
     """The verifier's own verdict (result.json or verifier/reward.txt), read, never judged. PASS: reward ≥ 1.0;
     WARN: the verifier did not pass (information: never changes the advisor verdict); N/A: no reward."""

@@ -429,7 +429,7 @@ def pollution(job: Job, cfg: Settings) -> Finding:
     return Finding.ok(data["evidence"], data)
 
 
-@principle("P15", "self-doubt signal", tier="C0", family="general", key="self_doubt", affects_verdict=False)
+@principle("P15", "self-doubt signal", tier="C0", family="general", key="self_doubt", role="info")
 def self_doubt(job: Job, cfg: Settings) -> Finding:
     """Doubt in the agent's final message ("I'm not sure this is right", "this might be wrong", "submitting
     what I have", ...). Information only: present → WARN that never changes the job verdict; none → PASS;

@@ -361,7 +361,7 @@ def _no_steps(job: Job, steps: list[Step], cfg: Settings) -> Finding | None:
 
 
 @principle("TG-1", "trace-grader: forbidden tool", tier="C0", family="rules", key="forbidden_tool",
-           affects_verdict=False)
+           role="info")
 def forbidden_tool(job: Job, cfg: Settings) -> Finding:
     """A step uses a tool listed in ``forbidden_tools`` (default severity high → FAIL; a delivered run with a
     high flag is a corrupt success). Precise mode also checks sub-agent calls. N/A when no forbidden tools are
@@ -378,7 +378,7 @@ def forbidden_tool(job: Job, cfg: Settings) -> Finding:
 
 
 @principle("TG-2", "trace-grader: out of order", tier="C0", family="rules", key="out_of_order",
-           affects_verdict=False)
+           role="info")
 def out_of_order(job: Job, cfg: Settings) -> Finding:
     """For each ``must_precede`` pair [A, B], every step matching B without an earlier step matching A is
     flagged, once per offending step (default severity medium → WARN). N/A when no pairs are configured (the
@@ -395,7 +395,7 @@ def out_of_order(job: Job, cfg: Settings) -> Finding:
 
 
 @principle("TG-3", "trace-grader: retry storm", tier="C0", family="rules", key="retry_storm",
-           affects_verdict=False)
+           role="info")
 def retry_storm(job: Job, cfg: Settings) -> Finding:
     """More than ``retry_threshold`` consecutive failed steps of the same tool (default severity medium →
     WARN; one flag per storm, at its first step). N/A when no step records its outcome (a hooklib audit log
@@ -416,7 +416,7 @@ def retry_storm(job: Job, cfg: Settings) -> Finding:
 
 
 @principle("TG-4", "trace-grader: excessive steps", tier="C0", family="rules", key="excessive_steps",
-           affects_verdict=False)
+           role="info")
 def excessive_steps(job: Job, cfg: Settings) -> Finding:
     """More steps than ``step_budget`` (default severity low → WARN): likely wandering, no plan. N/A when the
     run has no tool calls."""
@@ -429,7 +429,7 @@ def excessive_steps(job: Job, cfg: Settings) -> Finding:
 
 
 @principle("TG-5", "trace-grader: edited without read", tier="C0", family="rules", key="edited_without_read",
-           affects_verdict=False)
+           role="info")
 def edited_without_read(job: Job, cfg: Settings) -> Finding:
     """Grounding: an in-place edit of a file the run never read, searched or wrote before (default severity
     medium → WARN; once per file, later edits of it are grounded). Whole-file writes are never flagged; edits

@@ -759,7 +759,7 @@ def _empty(status: str, evidence: str, a: Analysis | None = None) -> dict:
             "evidence": evidence}
 
 
-@principle("SB-1", "skill invocation", tier="C0", family="skills", key="skill_invocation", affects_verdict=False)
+@principle("SB-1", "skill invocation", tier="C0", family="skills", key="skill_invocation", role="info")
 def skill_invocation(job: Job, cfg: Settings) -> Finding:
     """Did a with-skills run load its skills (audit-skillsbench.md SB-1)? VERIFIED → PASS: a skill was used and
     neither SB-3c (top-level only) nor SB-3a (partial follow-through) fired; PARTIAL → WARN: SKILL.md read but no
@@ -805,7 +805,7 @@ def skill_invocation(job: Job, cfg: Settings) -> Finding:
 
 
 @principle("SB-3a", "skill misuse: partial follow-through", tier="C0", family="skills", key="skill_misuse",
-           affects_verdict=False)
+           role="info")
 def partial_follow_through(job: Job, cfg: Settings) -> Finding:
     """The agent loaded a skill but its later tool calls skip the prescribed workflow (SB-3a). The numbered steps
     of the SKILL.md 'Workflow' / 'Procedure' / 'Steps' section (from the read's output or the skill tool's result in
@@ -832,7 +832,7 @@ def partial_follow_through(job: Job, cfg: Settings) -> Finding:
 
 
 @principle("SB-3c", "skill misuse: top-level only", tier="C0", family="skills", key="skill_misuse",
-           affects_verdict=False)
+           role="info")
 def top_level_only(job: Job, cfg: Settings) -> Finding:
     """The agent read SKILL.md but never opened a linked references/*.md (SB-3c; SKILL.md is a router, the meat is
     in the references). Seed rule: ``bool(skill_files) and not sub_files`` (skill_files = SKILL.md reads or skill

@@ -309,7 +309,8 @@ def _p11_finish(model: str, data: dict[str, Any]) -> Any:
     return finish
 
 
-@principle("P11", "verifier aligned with truth", tier="C0", family="general", key="verifier_alignment", judge=True)
+@principle("P11", "verifier aligned with truth", tier="C0", family="general", key="verifier_alignment",
+           role="integrity", judge=True)
 def verifier_alignment(job: Job, cfg: Settings) -> Finding | Pending:
     """Every reward source agrees (result.json, verifier/reward.txt, the ctrf/test summary) and the agent's final
     claim does not contradict the verifier. A contradiction that flips the signal — reward 1.0 with failed

@@ -46,6 +46,9 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
                       f"Date: {date} · pytest-trajaudit · mode: {summary['mode']} · {summary['n_jobs']} job(s)", "",
                       f"**Verdict: {pv['verdict']}**", ""]
     out += [f"- {quote(r, 300)}" for r in pv["reasons"]] + [""]
+    if pv.get("incomplete"):  # a partial run: say so above everything else, also when a FAIL made it REJECT
+        out += [f"> **Incomplete run:** {quote(pv['incomplete']['line'], 300)}. The integrity principles that did "
+                "not run judged nothing: this report does not approve those jobs.", ""]
 
     out += ["## Task description", ""]
     described = {}
@@ -143,6 +146,9 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
     out.append("")
 
     out += ["## Recommendation", "", f"Verdict: **{pv['verdict']}**", ""]
+    if pv["verdict"] == "INCOMPLETE":
+        out += ["Before a verdict, audit every integrity principle of every job (run without the selection, "
+                "`-x` or `--maxfail` named below).", ""]
     if pv["verdict"] != "APPROVE":
         out += ["Required changes:", ""] + [f"1. {quote(r, 300)}" for r in pv["reasons"]] + [""]
 

@@ -21,6 +21,7 @@ from typing import Any
 
 import orjson
 
+from ..completeness import EXIT_INCOMPLETE
 from ..gcpause import paused_gc
 from .summary import Rollup
 
@@ -124,6 +125,8 @@ def rollup_lines(summary: dict[str, Any]) -> list[str]:
     pv = summary["pr_verdict"]
     lines = [f"{summary['n_jobs']} job(s): {counts or 'none'}",
              f"PR verdict: {pv['verdict']}" + (f" — {pv['reasons'][0]}" if pv["reasons"] else "")]
+    if pv.get("incomplete") and pv["verdict"] != "INCOMPLETE":
+        lines.append(f"incomplete run: {pv['incomplete']['line']}")
     return lines
 
 
@@ -142,7 +145,8 @@ def merge(out_dir: Path, shard_dirs: list[Path]) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     """``trajaudit merge OUT_DIR SHARD_DIR...``: exit 0 when the merged PR verdict is APPROVE (WITH CAVEATS),
-    1 for MAJOR CHANGES NEEDED or REJECT, 4 when the shards cannot be merged."""
+    1 for MAJOR CHANGES NEEDED or REJECT, 10 for INCOMPLETE (the shards audited a subset: completeness.py), 4 when
+    the shards cannot be merged."""
     if len(argv) < 2 or argv[0] in ("-h", "--help"):
         print("usage: trajaudit merge OUT_DIR SHARD_DIR [SHARD_DIR ...]\n"
               "Combines the --trajaudit-report directories of --trajaudit-shard I/N runs into one report.")
@@ -157,4 +161,6 @@ def main(argv: list[str]) -> int:
     print(f"merged {len(shards)} shard(s) into {out}/ (summary.json, report.md, jobs/)")
     for line in rollup_lines(summary):
         print(line)
+    if pv["verdict"] == "INCOMPLETE":
+        return EXIT_INCOMPLETE
     return 0 if pv["verdict"] in ("APPROVE", "APPROVE WITH CAVEATS") else 1

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Status = Literal["PASS", "WARN", "FAIL", "N/A"]
-Verdict = Literal["CLEAN", "WARN", "INVALID", "ERROR", "ORACLE"]
+Verdict = Literal["CLEAN", "WARN", "INVALID", "INCOMPLETE", "ERROR", "ORACLE"]
 
 
 class _Open(BaseModel):
@@ -310,6 +310,10 @@ class JobDetail(BaseModel):
     meta: dict[str, Any]
     error: str | None = None
     records: dict[str, dict[str, Any]] = Field(description="principle code → its item's record, in arrival order")
+    missing: dict[str, str] | None = Field(default=None, description="integrity code → why it produced no "
+                                           "finding on this job (absent when every one did)")
+    errored: dict[str, str] | None = Field(default=None, description="principle code → the internal error its "
+                                           "item raised")
 
 
 class ShardInfo(BaseModel):
@@ -341,11 +345,22 @@ class JobSummary(BaseModel):
     detail: JobDetail | None = None
 
 
+class Incomplete(BaseModel):
+    """Integrity principles that produced no finding on some job (docs/verdicts.md): the run is no approval."""
+
+    line: str = Field(description="e.g. 'P1, P2 not run on 3 jobs (selection: -k P10)'")
+    jobs: list[str] = Field(description="the INVALID or INCOMPLETE jobs an integrity principle did not run on")
+    codes: list[str] = Field(description="the integrity codes that did not run, in registry order")
+    causes: list[str] = Field(description="why: 'selection: -k P10', 'stopped by -x', 'interrupted', ...")
+
+
 class PRVerdict(BaseModel):
-    verdict: Literal["APPROVE", "APPROVE WITH CAVEATS", "MAJOR CHANGES NEEDED", "REJECT"]
+    verdict: Literal["APPROVE", "APPROVE WITH CAVEATS", "MAJOR CHANGES NEEDED", "INCOMPLETE", "REJECT"]
     reasons: list[str]
     oracle_rewards: dict[str, float | None]
     tests_too_tight: list[str]
+    incomplete: Incomplete | None = Field(default=None, description="present when an integrity principle did "
+                                          "not run on an INVALID or INCOMPLETE job")
 
 
 class ConfigResult(BaseModel):

@@ -11,6 +11,7 @@ from ..aggregate import (
     VERDICTS,
     Outcome,
     config_rollup,
+    incomplete_line,
     job_verdict,
     pass_k_entries,
     pr_verdict,
@@ -18,6 +19,7 @@ from ..aggregate import (
     skills_flags,
     verdict_counts,
 )
+from ..completeness import Coverage
 from ..judges.stats import Totals
 from .audit import build_audit, trace_grader_block, write_json_atomic, write_text_atomic
 from .markdown import render as render_markdown
@@ -64,11 +66,38 @@ def _rank(code: str) -> tuple[int, str]:
 
 
 _RANKS: dict[str, dict[str, int]] = {}
+_DECLARED: dict[str, dict[str, tuple[str, bool]]] = {}
+
+
+def _declared() -> dict[str, tuple[str, bool]]:
+    """code → (role, na_warns) of the built-in principles: the verdict metadata of a record whose roll-up was
+    given none (a merge of shards, a roll-up built in a script)."""
+    from ..principles import registry
+
+    return {c: (p.role, p.na_warns) for c, p in registry().items()}
+
+
+def suite_properties(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """The JUnit XML suite properties of a run: each job's verdict, the count per verdict, the PR verdict, its
+    first ten reasons and, for a partial run, what did not run (docs/verdicts.md)."""
+    props = [(f"trajaudit.verdict:{j['job']}", j["verdict"]) for j in summary["jobs"]]
+    counts = Counter(j["verdict"] for j in summary["jobs"])
+    props += [(f"trajaudit.jobs.{v}", str(n)) for v, n in sorted(counts.items())]
+    pv = summary["pr_verdict"]
+    props.append(("trajaudit.pr_verdict", pv["verdict"]))
+    props += [(f"trajaudit.pr_reason.{i}", r) for i, r in enumerate(pv["reasons"][:10], 1)]
+    if pv.get("incomplete"):
+        props.append(("trajaudit.incomplete", pv["incomplete"]["line"]))
+    return props
 
 
 class Rollup:
-    def __init__(self, mode: str = "precise") -> None:
+    def __init__(self, mode: str = "precise", roles: dict[str, tuple[str, bool]] | None = None) -> None:
+        """``roles``: code → (role, na_warns) of every principle of the session (built-in and plugin-contributed);
+        by default the built-in registry's, and for a code it does not know, the record's ``affects``."""
         self.mode = mode
+        self.roles = roles
+        self.coverage: Coverage | None = None  # set by the plugin: which integrity items were meant to run
         self.jobs: dict[str, dict[str, Any]] = {}  # job id → {"meta", "records", "error", "loads"}
         self.groups: dict[tuple[str, str], dict[str, Any]] = {}  # (group id, code) → group item record
         self.judges = Totals()  # LLM judge usage and P13 agreement (models set by the plugin)
@@ -100,15 +129,44 @@ class Rollup:
                 j["records"] = dict(sorted(recs.items(), key=lambda kv: _rank(kv[0])))
         elif rec.get("status") == "ERROR" and str(rec.get("code", "")).startswith("ADV-"):
             j["advisor_error"] = f"{rec['code']}: {rec.get('evidence') or 'unusable input'}"  # no advisor verdict
+        elif rec.get("status") == "ERROR":
+            j.setdefault("errored", {})[rec["code"]] = str(rec.get("evidence") or "")
+
+    def apply_coverage(self) -> None:
+        """Name, per job, each integrity code that produced no finding and why (``missing``; completeness.py).
+        A job collected but none of whose items ran (all deselected, or not reached after ``-x``) joins the
+        roll-up with no records. Called once, when every report is in; without a coverage nothing changes."""
+        cov = self.coverage
+        if cov is None:
+            return
+        for job_id in cov.jobs:
+            self.jobs.setdefault(job_id, {"meta": {}, "records": {}, "error": None, "loads": 0})
+        for j in self.jobs.values():
+            j.pop("missing", None)
+        for job_id, j in self.jobs.items():
+            if j["error"] or j["meta"].get("oracle"):
+                continue
+            missing = cov.missing(job_id, j["records"], j.get("errored"))
+            if missing:
+                j["missing"] = missing
+
+    def _role(self, code: str, rec: dict[str, Any]) -> tuple[str, bool]:
+        roles = self.roles if self.roles is not None else _DECLARED.setdefault("roles", _declared())
+        if code in roles:
+            return roles[code]
+        return ("quality" if rec.get("affects", True) else "info"), False
 
     def verdicts(self) -> dict[str, tuple[str, list[str]]]:
         out = {}
         for job_id in sorted(self.jobs):
             j = self.jobs[job_id]
-            outcomes = {c: Outcome(r["status"], r.get("tier", ""), r.get("affects", True), r.get("evidence", ""),
-                                   bool((r.get("data") or {}).get("flipped_signal")))
-                        for c, r in j["records"].items()}
-            out[job_id] = job_verdict(outcomes, error=j["error"], oracle=bool(j["meta"].get("oracle")))
+            outcomes = {}
+            for c, r in j["records"].items():
+                role, na_warns = self._role(c, r)
+                outcomes[c] = Outcome(r["status"], r.get("tier", ""), role, r.get("evidence", ""),
+                                      bool((r.get("data") or {}).get("flipped_signal")), na_warns)
+            out[job_id] = job_verdict(outcomes, error=j["error"], oracle=bool(j["meta"].get("oracle")),
+                                      missing=j.get("missing"))
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -211,9 +269,18 @@ class Rollup:
         oracle = {j["job"]: j["reward"] for j in jobs if j["oracle"]}
         tight = [j["job"] for j in jobs
                  if ((self.jobs[j["job"]]["records"].get("P12") or {}).get("data") or {}).get("perturbations_passing")]
-        verdict, reasons = pr_verdict({j["job"]: j["verdict"] for j in jobs}, oracle_rewards=oracle,
-                                      tests_too_tight=tight)
-        return {"verdict": verdict, "reasons": reasons, "oracle_rewards": oracle, "tests_too_tight": tight}
+        missing = {j["job"]: m for j in jobs if (m := self.jobs[j["job"]].get("missing"))}
+        verdicts = {j["job"]: j["verdict"] for j in jobs}
+        order = sorted({c for m in missing.values() for c in m}, key=_rank)
+        verdict, reasons = pr_verdict(verdicts, oracle_rewards=oracle, tests_too_tight=tight, missing=missing,
+                                      order=order)
+        out = {"verdict": verdict, "reasons": reasons, "oracle_rewards": oracle, "tests_too_tight": tight}
+        counted = {j: m for j, m in missing.items() if verdicts[j] in ("INVALID", "INCOMPLETE")}
+        if counted:  # the run did not audit every integrity principle on every job (completeness.py)
+            codes = [c for c in order if any(c in m for m in counted.values())]
+            out["incomplete"] = {"line": incomplete_line(counted, order), "jobs": sorted(counted), "codes": codes,
+                                 "causes": list(dict.fromkeys(w for m in counted.values() for w in m.values()))}
+        return out
 
     def write(self, out_dir: Path, keys: dict[str, str]) -> dict[str, Any]:
         summary = self.summary()
@@ -240,6 +307,8 @@ class Rollup:
         pv = full["pr_verdict"]
         lines.append(f"PR verdict: {pv['verdict']}" + (f" — {pv['reasons'][0]}" if pv["reasons"] else "")
                      + (f" (+{len(pv['reasons']) - 1})" if len(pv["reasons"]) > 1 else ""))
+        if pv.get("incomplete") and pv["verdict"] != "INCOMPLETE":  # a found cheat outranks it: still say so
+            lines.append(f"incomplete run: {pv['incomplete']['line']}")
         lines += trace_lines(full)
         if full.get("advisor_verdicts"):
             order = ("fail", "error", "inconclusive", "pass_mechanical_only", "pass")
@@ -255,7 +324,7 @@ class Rollup:
             lines.append("task groups: " + "; ".join(
                 f"{code} " + ", ".join(f"{n} {st}" for st, n in sorted(c.items())) for code, c in per.items()))
         bad = [(k, v, r) for k, (v, r) in verdicts.items() if v not in ("CLEAN", "ORACLE")]
-        order = {"INVALID": 0, "ERROR": 1, "WARN": 2}
+        order = {"INVALID": 0, "ERROR": 1, "INCOMPLETE": 2, "WARN": 3}
         bad.sort(key=lambda x: (order.get(x[1], 9), x[0]))
         for job_id, verdict, reasons in bad[:MAX_TERMINAL_JOBS]:
             first = reasons[0] if reasons else ""

@@ -311,7 +311,7 @@ def test_p11_all_tests_failed_but_reward_one_is_flipped_signal_and_the_job_inval
     assert f.data["flipped_signal"] is True and f.data["aligned"] is False
     assert f.data["tests"]["failed"] == 3
     tier = registry()["P11"].tier
-    verdict, reasons = job_verdict({"P11": Outcome(f.status, tier, True, f.evidence, f.data["flipped_signal"])})
+    verdict, reasons = job_verdict({"P11": Outcome(f.status, tier, "integrity", f.evidence, f.data["flipped_signal"])})
     assert verdict == "INVALID"
     assert reasons == [f"P11: {f.evidence}"]  # "flipped_signal" once, not twice
 
