@@ -110,8 +110,8 @@ def audit_corpus(corpus: Path, principles: Sequence[Principle], cfg: Settings) -
         adv = advisor_known(ref, cfg.privileged_roots, cfg.tasks_dirs)
         audit = audit_job(ref, cfg, [p for p in principles if adv or p.family != "advisor"], judges=False)
         results = {c: (r.status, r.internal_error or r.evidence) for c, r in audit.results.items()}
-        outcomes = {c: Outcome(r.status, tiers[c].tier, tiers[c].affects_verdict, r.evidence,
-                               bool((r.data or {}).get("flipped_signal")))
+        outcomes = {c: Outcome(r.status, tiers[c].tier, tiers[c].role, r.evidence,
+                               bool((r.data or {}).get("flipped_signal")), tiers[c].na_warns)
                     for c, r in audit.results.items() if r.status in ("PASS", "WARN", "FAIL", "N/A")}
         oracle = bool(audit.meta.get("oracle"))
         verdict, _ = job_verdict(outcomes, error=audit.error, oracle=oracle)

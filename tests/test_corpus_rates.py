@@ -68,7 +68,7 @@ def test_report_tables_evidence_and_determinism(rates: ModuleType, tmp_path: Pat
     assert capsys.readouterr().out == out
     assert "6 jobs discovered: 5 audited, 1 unusable input; 5 real runs, 1 fixtures; 2 clean real runs" in out
     assert "| P8 | yes | 2 | 2 | 1 | 50% | 0 | 0% | 0 | 0 |" in out  # clean real runs: the read-only run warns
-    assert "| clean real runs | 0 | 2 | 0 | 0 | 0 | 2 |" in out  # P4 FAILs the 1-call pass, P8 WARNs the other
+    assert "| clean real runs | 0 | 2 | 0 | 0 | 0 | 0 | 2 |" in out  # P4 FAILs the 1-call pass, P8 WARNs the other
     assert "8 distinct reads in 8 tool calls and no edit or solver run" in out
     assert "| runs/explore__1 | WARN | 1 | yes |" in out
 

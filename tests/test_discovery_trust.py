@@ -23,7 +23,7 @@ from pytest_trajaudit.settings import Settings
 from tests.jobfactory import make_job
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "runs"
-GENERAL = "--trajaudit-principles=" + ",".join(f"P{i}" for i in range(1, 16))
+GENERAL = "--trajaudit-principles=" + ",".join(f"P{i}" for i in range(1, 17))
 CHEAT_READ = {"type": "tool_call", "tool_call_id": "t9", "kind": "read", "title": "Read /oracle/expected_answer.json",
               "status": "completed", "content": [{"type": "content", "content": {"type": "text", "text": "[1, 2]"}}]}
 

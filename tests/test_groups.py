@@ -72,8 +72,8 @@ def test_group_key_ignores_bare_files_and_names_without_a_trial_suffix(tmp_path:
 
 def rec(job: str, reward: float | None, verdict: str = "CLEAN", **kw) -> dict:
     return {"job": job, "task": "T", "trial": job, "agent": "a", "model": "m", "condition": None,
-            "reward": reward, "verdict": verdict, "oracle": False, "error": None, "computed": ["P1", "P11", "P2",
-                                                                                              "SB-1"], **kw}
+            "reward": reward, "verdict": verdict, "oracle": False, "error": None,
+            "computed": ["P1", "P11", "P16", "P2", "SB-1"], **kw}
 
 
 def test_passk_statuses_pass_warn_strict_fail_and_na() -> None:
@@ -127,10 +127,10 @@ def test_compact_verdict_reads_integrity_principles_only() -> None:
         return Result(status=status, evidence="e", data={}, events=[])
 
     audit = JobAudit({"task": "T", "reward": 1.0}, {"P1": res("PASS"), "P2": res("PASS"), "P11": res("PASS"),
-                                                    "P4": res("FAIL"), "SB-1": res("N/A")})
+                                                    "P16": res("PASS"), "P4": res("FAIL"), "SB-1": res("N/A")})
     reg = registry()
     r = compact("j", audit, reg)
-    assert r["verdict"] == "CLEAN" and r["computed"] == ["P1", "P11", "P2", "SB-1"] and complete(r)
+    assert r["verdict"] == "CLEAN" and r["computed"] == ["P1", "P11", "P16", "P2", "SB-1"] and complete(r)
     audit.results["P1"] = res("FAIL")
     assert compact("j", audit, reg)["verdict"] == "INVALID"
 

@@ -19,7 +19,7 @@ TASKS = EXAMPLES.parent / "tasks"
 # ADV items exist only for jobs whose privileged material is known (none of the examples without --trajaudit-tasks)
 N_PRINCIPLES = sum(1 for p in registry().values() if p.family != "advisor")
 # the general layer's codes: outcome counts below are pinned to these, so adding a family does not move them
-GENERAL = "--trajaudit-principles=" + ",".join(f"P{i}" for i in range(1, 16))
+GENERAL = "--trajaudit-principles=" + ",".join(f"P{i}" for i in range(1, 17))
 SCHEMA_DIR = Path(schema_mod.__file__).resolve().parent.parent / "schemas"
 
 
@@ -37,9 +37,9 @@ def _run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
 
 def test_examples_outcomes_and_verdicts(pytester: pytest.Pytester, runs: Path) -> None:
     result = _run(pytester, "--trajaudit=runs", GENERAL)
-    # 4 jobs (one oracle: 15 skips) × P1..P15; the cheating job fails P1 and P2
-    result.assert_outcomes(failed=2, passed=26, skipped=28, xfailed=4)
-    assert result.stdout.str().count("TrajauditWarning:") == 4
+    # 4 jobs (one oracle: 16 skips) × P1..P16; the cheating job fails P1 and P2
+    result.assert_outcomes(failed=2, passed=28, skipped=29, xfailed=5)
+    assert result.stdout.str().count("TrajauditWarning:") == 5
     result.stdout.fnmatch_lines([
         "*trajaudit verdicts*",
         "4 job(s): 1 CLEAN, 1 WARN, 1 INVALID, 1 ORACLE",
@@ -53,7 +53,7 @@ def test_examples_outcomes_and_verdicts(pytester: pytest.Pytester, runs: Path) -
 def test_examples_with_tasks(pytester: pytest.Pytester, runs: Path) -> None:
     result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", "--trajaudit-rerun", GENERAL, "-rxs")
     # the task dir makes P9 (rows per entity) and, with re-runs on, P12 (tests too tight) judge the struggling run
-    result.assert_outcomes(failed=2, passed=26, skipped=26, xfailed=6)
+    result.assert_outcomes(failed=2, passed=28, skipped=27, xfailed=7)
     out = result.stdout.str()
     assert "P9: 5 rows, 3 unique txn in environment/data/aborts.tsv: several rows per entity" in out
     assert "P12: tests_too_tight: the verifier accepts the output after whitespace: JSON with spaces" in out
@@ -104,10 +104,10 @@ def test_inactive_without_flag(pytester: pytest.Pytester, runs: Path) -> None:
 def test_warn_is_xfail_with_warning_and_can_be_made_strict(pytester: pytest.Pytester, runs: Path) -> None:
     job = "--trajaudit=runs/benchflow/tictoc__Struggle01"
     result = _run(pytester, job, GENERAL, "-rx")
-    result.assert_outcomes(passed=8, xfailed=2, skipped=5)
+    result.assert_outcomes(passed=9, xfailed=2, skipped=5)
     result.stdout.fnmatch_lines(["*TrajauditWarning*P8: struggle*"])
     strict = _run(pytester, job, GENERAL, "-W", "error::pytest_trajaudit.nodes.TrajauditWarning")
-    strict.assert_outcomes(passed=8, failed=2, skipped=5)
+    strict.assert_outcomes(passed=9, failed=2, skipped=5)
 
 
 def test_report_dir_schema_valid(pytester: pytest.Pytester, runs: Path) -> None:
@@ -211,7 +211,7 @@ def test_junit_and_ctrf_carry_each_items_status_and_evidence(pytester: pytest.Py
          "--ctrf=ctrf.json")
     root = ET.parse(pytester.path / "audit.xml").getroot()
     cases = root.findall(".//testcase")
-    assert len(cases) == 4 * 15
+    assert len(cases) == 4 * 16
     by_name = {}
     for c in cases:
         assert c.find("properties") is None  # JUnit allows properties on the testsuite only
@@ -231,7 +231,7 @@ def test_junit_and_ctrf_carry_each_items_status_and_evidence(pytester: pytest.Py
 
     doc = json.loads((pytester.path / "ctrf.json").read_text())
     tests = doc["results"]["tests"]
-    assert len(tests) == 4 * 15
+    assert len(tests) == 4 * 16
     assert all(t["extra"]["trajaudit"]["status"] in ("PASS", "WARN", "FAIL", "N/A") for t in tests)
     p1 = next(t for t in tests if t["name"].endswith("Cheat01/result.json::P1"))
     assert p1["status"] == "failed" and p1["extra"]["trajaudit"]["status"] == "FAIL"

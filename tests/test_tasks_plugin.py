@@ -15,7 +15,7 @@ from tests.principles.builders import msg, sh, user
 from tests.taskfactory import P12_PYTHON, SOLUTION_LINES, TIGHT_CHECK, ctrf, make_task, result_doc
 
 SCHEMA_DIR = Path(schema_mod.__file__).resolve().parent.parent / "schemas"
-CODES = "--trajaudit-principles=P1,P2,P9,P11,P12,P13"
+CODES = "--trajaudit-principles=P1,P2,P9,P11,P12,P13,P16"
 TSV = "txn\tkey\n1\ta\n1\tb\n2\ta\n"
 TASK_TOML = {"trajaudit": {"p9": {"source": "environment/data/rows.tsv", "entity_key": "txn"}, "p12": P12_PYTHON}}
 

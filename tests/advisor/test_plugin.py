@@ -137,5 +137,5 @@ def test_report_carries_the_advisor_block(pytester: pytest.Pytester, tree: Path)
 
 def test_advisor_items_never_change_the_job_verdict(pytester: pytest.Pytester, tree: Path) -> None:
     result = _run(pytester, "--trajaudit=runs/demo__leak", "--trajaudit-tasks=tasks",
-                  "--trajaudit-principles=P1,P2,P11,ADV-4")
+                  "--trajaudit-principles=P1,P2,P11,P16,ADV-4")
     result.stdout.fnmatch_lines(["1 job(s): 1 CLEAN", "advisor audit: 1 fail"])
