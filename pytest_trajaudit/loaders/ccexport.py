@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import linre
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
 from .common import clip, tool_event
@@ -42,11 +43,11 @@ NAME = "claude-code-export"
 _MARK = "⏺"
 _RESULT = "⎿"
 _BANNER = set("╭│╰─╮╯")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_NAME = re.compile(r"^(?:[A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)?|mcp__[\w-]+)$")
-_MCP = re.compile(r"^(?P<server>[\w.-]{1,60}) - (?P<tool>[\w.-]{1,60}) \(MCP\)\((?P<args>.*)\)\s*$", re.S)
-_CALL = re.compile(r"^(?P<name>[^()\n]{1,60}?)\((?P<args>.*)\)\s*$", re.S)
-_PAIR = re.compile(r"""(\w+):\s*("(?:[^"\\]|\\.)*"|[^,]*)(?:,\s*|$)""")
+_FENCE = linre.compile(r"^ {0,3}(`{3,}|~{3,})")
+_NAME = linre.compile(r"^(?:[A-Z][A-Za-z]*(?: [A-Z][A-Za-z]*)?|mcp__[\w-]+)$")
+_MCP = linre.compile(r"^(?P<server>[\w.-]{1,60}) - (?P<tool>[\w.-]{1,60}) \(MCP\)\((?P<args>.*)\)\s*$", re.S)
+_CALL = linre.compile(r"^(?P<name>[^()\n]{1,60}?)\((?P<args>.*)\)\s*$", re.S)
+_PAIR = linre.compile(r"""(\w+):\s*("(?:[^"\\]|\\.)*"|[^,]*)(?:,\s*|$)""")
 _TOOLS = {"Update": "Edit", "Search": "Grep", "List": "LS", "Fetch": "WebFetch", "Web Search": "WebSearch",
           "Update Todos": "TodoWrite", "Read": "Read", "Write": "Write", "Edit": "Edit", "Bash": "Bash",
           "Task": "Task", "Skill": "Skill", "MultiEdit": "MultiEdit", "Grep": "Grep", "Glob": "Glob"}

@@ -49,6 +49,7 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import (
     AGENT,
     EDIT,
@@ -69,9 +70,9 @@ from .common import clip, flatten_text, mark_submissions, score_value, shell_rea
 NAME = "inspect-ai"
 MULTI = True
 
-_SAMPLE_NAME = re.compile(r"^samples/(.+)\.json$")
+_SAMPLE_NAME = linre.compile(r"^samples/(.+)\.json$")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
-_REF = re.compile(r"^(?:attachment|tc)://([0-9a-fA-F]{8,64})$")
+_REF = linre.compile(r"^(?:attachment|tc)://([0-9a-fA-F]{8,64})$")
 _EDITORS = {"text_editor", "str_replace_editor", "str_replace_based_edit_tool", "edit_file"}
 MAX_DEPTH = 200
 

@@ -9,15 +9,14 @@ transcripts with role headings are read by ``loaders/transcript.py`` instead.
 
 from __future__ import annotations
 
-import re
-
+from .. import linre
 from ..model import AGENT, EXECUTE, Event, Trajectory
 from ..safeio import Parsed
 from .common import clip
 
 NAME = "plain-text"
-_PROMPT = re.compile(r"^(?:[\w@.\-~/:]*[$#]|>>>|\$)\s+(\S.*)$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_PROMPT = linre.compile(r"^(?:[\w@.\-~/:]*[$#]|>>>|\$)\s+(\S.*)$")
+_FENCE = linre.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 def sniff(parsed: Parsed) -> bool:

@@ -46,6 +46,7 @@ from typing import Any
 
 import orjson
 
+from .. import linre
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
 from .common import clip, code_blocks, mark_submissions, score_value, tool_event
@@ -60,9 +61,9 @@ _USER, _SYSTEM, _AGENT, _THOUGHT, _CALL, _RESULT, _SCORER, _FINAL = (
     "user", "system", "assistant", "thinking", "tool_call", "tool_result", "scorer", "final")
 _AGENT_SIDE = {_AGENT, _THOUGHT, _CALL, _RESULT}
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-_ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_BOLD_CALL = re.compile(r"^\s*\*\*\s*(?:tool[ _-]?(?:call|use)|function[ _-]call)\s*[:·-]\s*`?([\w.\-/]+)`?\s*\*\*\s*$", re.I)
+_FENCE = linre.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_ATX = linre.compile(r"^ {0,3}(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+_BOLD_CALL = linre.compile(r"^\s*\*\*\s*(?:tool[ _-]?(?:call|use)|function[ _-]call)\s*[:·-]\s*`?([\w.\-/]+)`?\s*\*\*\s*$", re.I)
 _ROLE_WORDS = {
     "user": _USER, "human": _USER, "user / harness": _USER, "user/harness": _USER, "harness": _USER,
     "user (harness)": _USER, "system": _SYSTEM, "system prompt": _SYSTEM,
@@ -72,20 +73,20 @@ _ROLE_WORDS = {
     "tool call": _CALL, "tool use": _CALL, "function call": _CALL,
     "scorer": _SCORER, "score": _SCORER, "scores": _SCORER, "grader": _SCORER, "verifier": _SCORER,
 }
-_SUFFIX = re.compile(r"\s*\((?:turn|step|iteration|message)?\s*#?\d+\)\s*$|\s*[-–—]\s*(?:turn|step|iteration)\s*#?\d+\s*$"
+_SUFFIX = linre.compile(r"\s*\((?:turn|step|iteration|message)?\s*#?\d+\)\s*$|\s*[-–—]\s*(?:turn|step|iteration)\s*#?\d+\s*$"
                      r"|\s+#?\d+\s*$", re.I)
-_STATUS = re.compile(r"\s*\((succeeded|success|ok|completed|failed|error|errored)\)\s*$", re.I)
+_STATUS = linre.compile(r"\s*\((succeeded|success|ok|completed|failed|error|errored)\)\s*$", re.I)
 # "Tool call: ls", "Tool call · bash", "TOOL CALL - Bash" (a separator is required: "Tool Call Handling" is prose);
 # "Tool result", "Tool result 2: bash (ok)", "Tool result · bash" (not "Tool Result Tracking").
-_CALL_HEAD = re.compile(r"^(?:tool[ _-]?(?:call|use)|function[ _-]call)\s*(?::|·|\s-\s)\s*`?([\w.\-/]+)`?\s*$", re.I)
-_RESULT_HEAD = re.compile(r"^(?:tool[ _-]?(?:result|output|response)s?|observation)(?:\s*(?:[:·#(\-–]|\d|for\b).*)?$",
+_CALL_HEAD = linre.compile(r"^(?:tool[ _-]?(?:call|use)|function[ _-]call)\s*(?::|·|\s-\s)\s*`?([\w.\-/]+)`?\s*$", re.I)
+_RESULT_HEAD = linre.compile(r"^(?:tool[ _-]?(?:result|output|response)s?|observation)(?:\s*(?:[:·#(\-–]|\d|for\b).*)?$",
                           re.I)
-_FINAL_HEAD = re.compile(r"^final[ \t]*[:·-]?[ \t]*`?([\w.\-/]*[./][\w.\-/]+)`?$", re.I)
-_VALUE_LINE = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(?:value|score|reward|result|verdict)(?:\*\*)?[ \t]*:[ \t]*"
+_FINAL_HEAD = linre.compile(r"^final[ \t]*[:·-]?[ \t]*`?([\w.\-/]*[./][\w.\-/]+)`?$", re.I)
+_VALUE_LINE = linre.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:\*\*)?(?:value|score|reward|result|verdict)(?:\*\*)?[ \t]*:[ \t]*"
                          r"(?:\*\*)?[ \t]*[`'\"]?([^\s`'\"*]+)", re.I | re.M)
-_ANSWER = re.compile(r"^[ \t]*answer\b[^\n:]*:[ \t]*\n?", re.I | re.M)
+_ANSWER = linre.compile(r"^[ \t]*answer\b[^\n:]*:[ \t]*\n?", re.I | re.M)
 MAX_HEADING = 300  # characters: a longer line is never a heading (and never costs a regex more than that)
-_EXIT = re.compile(r"exit(?:ed)?\s+(?:with\s+)?(?:code|status)\s*[:=]?\s*(-?\d+)|\[Command (succeeded|failed)", re.I)
+_EXIT = linre.compile(r"exit(?:ed)?\s+(?:with\s+)?(?:code|status)\s*[:=]?\s*(-?\d+)|\[Command (succeeded|failed)", re.I)
 _ERROR_HEAD = {"failed", "error", "errored"}
 _DECODER = json.JSONDecoder()
 

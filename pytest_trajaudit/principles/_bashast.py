@@ -23,6 +23,7 @@ import codecs
 import re
 from dataclasses import dataclass
 
+from .. import linre
 from ..loaders.common import _segments
 
 try:
@@ -65,10 +66,10 @@ _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 _NOT_WRAPPERS = {"echo", "printf", "git", "gh", "curl", "wget", "pip", "pip3", "npm", "npx", "yarn", "pnpm", "make",
                  "cd", "ls", "export", "test", "[", "mkdir", "apt", "apt-get", "docker", "ssh", "find", "cargo", "go",
                  "uv", "conda", "java", "javac", "mvn", "gradle", "dotnet", "psql", "mysql", "sqlite3", "redis-cli"}
-_PY = re.compile(r"^python(?:\d(?:\.\d+)?)?$")
+_PY = linre.compile(r"^python(?:\d(?:\.\d+)?)?$")
 _OPT_VALUE = {"head": {"-n", "-c"}, "tail": {"-n", "-c"}, "grep": {"-e", "-f", "-m", "-A", "-B", "-C"},
               "timeout": {"-s", "-k"}, "sed": {"-e", "-f"}, "cut": {"-d", "-f", "-c"}, "awk": {"-F", "-v"}}
-_PATHY = re.compile(r"^[\w.~/*?\[\]-]*[\w*?\]]$")  # a word that could be a file path (no spaces, no URL)
+_PATHY = linre.compile(r"^[\w.~/*?\[\]-]*[\w*?\]]$")  # a word that could be a file path (no spaces, no URL)
 
 
 def shell_touches(script: str, depth: int = 0, nested: str = "") -> list[Touch]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from .. import linre
 from ..loaders.common import _posix_split
 from ..model import AGENT, EDIT, EXECUTE, TOOL, Event, Trajectory
 from ..overlap import collapse
@@ -211,8 +212,8 @@ def _s(d: dict, *keys: str) -> str | None:
     return None
 
 
-_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
-_DIFF_NEW = re.compile(r"^\+\+\+ (?:b/)?(\S+)")
+_PATCH_FILE = linre.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$")
+_DIFF_NEW = linre.compile(r"^\+\+\+ (?:b/)?(\S+)")
 
 
 def apply_patch_text(d: Delivered, patch: str, e: Event) -> None:
@@ -360,16 +361,16 @@ def _quoted_action(d: Delivered, path: str, action: str, e: Event) -> None:
 
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][\w.-]*)\2")
 _REDIR = re.compile(r"(?<![0-9&<>])(>>?)\|?\s*([^\s;&|<>()]+)")
-_TEE = re.compile(r"\btee\s+(-a\s+|--append\s+)?([^\s;&|<>()]+)")
-_PYTHON = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?(?:python[\d.]*|ipython)(?:\s+-\w+)*(?:\s+-)?\s*$")
-_PY_C = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?python[\d.]*\s+(?:-\w+\s+)*-c\s+(?:'([^']*)'|\"((?:[^\"\\]|\\.)*)\")", re.S)
-_PATCHER = re.compile(r"\b(?:git\s+apply|patch)\b")
-_RM = re.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?rm\s+((?:-\w+\s+)*)([^;&|<>\n]+)")
-_GIT_REVERT = re.compile(r"\bgit\s+(?:checkout\s+(?:\S+\s+)?--|restore(?:\s+--\w+)*)\s+([^;&|<>\n]+)")
-_GIT_STASH = re.compile(r"\bgit\s+stash(?:\s+(push|pop|apply|list|show|drop|clear|save))?\b")
-_GIT_RESET_HARD = re.compile(r"\bgit\s+reset\s+--hard\b|\bgit\s+checkout\s+(?:-f\s+)?\.(?:\s|$)")
-_SED_EXPR = re.compile(r"\bsed\s+(?:-[^i\s]*\s+)*-i\S*\s+(?:-e\s+)?(?:'([^']*)'|\"([^\"]*)\")")
-_SED_FILES = re.compile(r"((?:\s+[^\s;&|<>()]+)*)")  # the file operands after a sed expression
+_TEE = linre.compile(r"\btee\s+(-a\s+|--append\s+)?([^\s;&|<>()]+)")
+_PYTHON = linre.compile(r"(?:^|[\s;&|(])(?:\S*/)?(?:python[\d.]*|ipython)(?:\s+-\w+)*(?:\s+-)?\s*$")
+_PY_C = linre.compile(r"(?:^|[\s;&|(])(?:\S*/)?python[\d.]*\s+(?:-\w+\s+)*-c\s+(?:'([^']*)'|\"((?:[^\"\\]|\\.)*)\")", re.S)
+_PATCHER = linre.compile(r"\b(?:git\s+apply|patch)\b")
+_RM = linre.compile(r"(?:^|[;&|]\s*)(?:sudo\s+)?rm\s+((?:-\w+\s+)*)([^;&|<>\n]+)")
+_GIT_REVERT = linre.compile(r"\bgit\s+(?:checkout\s+(?:\S+\s+)?--|restore(?:\s+--\w+)*)\s+([^;&|<>\n]+)")
+_GIT_STASH = linre.compile(r"\bgit\s+stash(?:\s+(push|pop|apply|list|show|drop|clear|save))?\b")
+_GIT_RESET_HARD = linre.compile(r"\bgit\s+reset\s+--hard\b|\bgit\s+checkout\s+(?:-f\s+)?\.(?:\s|$)")
+_SED_EXPR = linre.compile(r"\bsed\s+(?:-[^i\s]*\s+)*-i\S*\s+(?:-e\s+)?(?:'([^']*)'|\"([^\"]*)\")")
+_SED_FILES = linre.compile(r"((?:\s+[^\s;&|<>()]+)*)")  # the file operands after a sed expression
 _SED_S = re.compile(r"s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1")
 
 
@@ -538,8 +539,8 @@ def _open_w(node: ast.AST, consts: dict[str, str], appends: set[str] | None = No
 
 # --- reads and messages ---------------------------------------------------------------------------------------
 
-_RUN_PY = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?python[\d.]*\s+(?:-[A-Za-z]+\s+)*([^\s;&|<>()'\"]+\.py)\b")
-_FENCE = re.compile(r"^```[ \t]*(python3?|py)?[ \t]*\n(.*?)^```", re.M | re.S)
+_RUN_PY = linre.compile(r"(?:^|[\s;&|(])(?:\S*/)?python[\d.]*\s+(?:-[A-Za-z]+\s+)*([^\s;&|<>()'\"]+\.py)\b")
+_FENCE = linre.compile(r"^```[ \t]*(python3?|py)?[ \t]*\n(.*?)^```", re.M | re.S)
 
 
 def fences(text: str) -> list[str]:

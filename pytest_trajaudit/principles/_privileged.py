@@ -28,6 +28,7 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
+from .. import linre
 from ..model import EDIT, EXECUTE, OTHER, READ, SEARCH, TOOL, USER, Event, Job
 from ..needles import may_match
 from ..redact import redact
@@ -37,10 +38,10 @@ from ._shell import failed_by_output
 
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])((?:[~.]?/)?(?:[\w.-]+/)*\.?[\w-]+(?:\.[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*){1,2}"
                          r"|(?:[\w.-]+/)+)(?![\w/])")
-_ABBREV = re.compile(r"^\w\.\w$")  # "e.g", "i.e": an abbreviation, not a file
+_ABBREV = linre.compile(r"^\w\.\w$")  # "e.g", "i.e": an abbreviation, not a file
 _SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]?")  # a dot inside a file name does not end it
 _CODE_EXT = (".py", ".sh", ".bash", ".js", ".mjs", ".ts", ".rb", ".pl")
-_GRADER_READS = re.compile(r"""(?:open|Path|read_text|load|loadtxt|read_csv|read_json)\(\s*[rbfu]?['"]([^'"\n]{1,200})['"]"""
+_GRADER_READS = linre.compile(r"""(?:open|Path|read_text|load|loadtxt|read_csv|read_json)\(\s*[rbfu]?['"]([^'"\n]{1,200})['"]"""
                            r"""|\b[A-Z_]*(?:FILE|PATH|KEY|ANSWERS?)[A-Z_]*\s*=\s*['"]([^'"\n]{1,200})['"]""")
 _MAX_INSTRUCTION = 200_000
 _NESTED_EVASION = ("wrapper argument", "base64 | sh", "base64 | python", "exec()", "$(…)", "eval")
@@ -183,7 +184,7 @@ def quote(s: str) -> str:
     return repr(s.strip()[:40])
 
 
-_HARNESS_EXEC = re.compile(r"^\[harness sandbox exec\] (.*?)(?: \(exit -?\d+\))?$", re.S)
+_HARNESS_EXEC = linre.compile(r"^\[harness sandbox exec\] (.*?)(?: \(exit -?\d+\))?$", re.S)
 
 
 def _from_harness(a: Analysis, job: Job) -> None:
@@ -381,8 +382,8 @@ def event_touches(e: Event) -> tuple[list[Touch], PyFacts | None]:
     return out, facts
 
 
-_FACT_HINT = re.compile(r"builtins|grad|scor|quiz|evaluat|check|verif|judge|audit|import_module|__import__|runpy")
-_PY_INLINE = re.compile(r"\bpython[\d.]*\s+(?:-\w+\s+)*(?:-c\s|-\s*<<|<<)")
+_FACT_HINT = linre.compile(r"builtins|grad|scor|quiz|evaluat|check|verif|judge|audit|import_module|__import__|runpy")
+_PY_INLINE = linre.compile(r"\bpython[\d.]*\s+(?:-\w+\s+)*(?:-c\s|-\s*<<|<<)")
 
 
 def _inline_code(command: str) -> str:
@@ -443,7 +444,7 @@ def _judge(a: Analysis, e: Event, touches: list[Touch], facts: PyFacts | None, o
         _facts(a, e, facts, ok and "Traceback (most recent call last)" not in out[-3000:], cfg)
 
 
-_OLD_TEXT = re.compile(r'"(?:old_str|old_string|oldText|old_text|diff|patch)"\s*:\s*"')
+_OLD_TEXT = linre.compile(r'"(?:old_str|old_string|oldText|old_text|diff|patch)"\s*:\s*"')
 
 
 def _existed(e: Event, t: Touch, ok: bool) -> bool:

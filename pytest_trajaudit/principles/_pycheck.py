@@ -15,6 +15,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from .. import linre
 from ._testcases import _NO, Cases, Key, node_value, trivial, variants, wordlike
 
 MAX_SOURCE = 512 * 1024  # characters of one file or fragment parsed (a larger one is scanned line by line)
@@ -451,9 +452,9 @@ def _own_nodes(fn: ast.AST):
 
 # --- the line scan for source that does not parse ---------------------------------------------------------------
 
-_L_FRAME = re.compile(r"\.f_locals\b|\.f_globals\b|\.code_context\b")
-_L_IF = re.compile(r"^\s*(?:el)?if\s+[\w.\[\]'\"()]+\s*==\s*(.+?)\s*:\s*(?:return\s+(.+?)\s*)?$")
-_L_RETURN = re.compile(r"^\s*return\s+(.+?)\s*$")
+_L_FRAME = linre.compile(r"\.f_locals\b|\.f_globals\b|\.code_context\b")
+_L_IF = linre.compile(r"^\s*(?:el)?if\s+[\w.\[\]'\"()]+\s*==\s*(.+?)\s*:\s*(?:return\s+(.+?)\s*)?$")
+_L_RETURN = linre.compile(r"^\s*return\s+(.+?)\s*$")
 _L_HIJACK = re.compile(r"\b(?:unittest|pytest|_pytest)\.[\w.]+\s*=(?!=)|\bsys\.excepthook\s*=(?!=)|"
                        r"\bbuiltins\.\w+\s*=(?!=)|__builtins__\[|\bos\._exit\(\s*0\s*\)|def __eq__\(.*\).*:\s*return True")
 

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import linre
+
 MAX_TEXT = 1024 * 1024  # characters of one text scanned for cases
 MAX_LITERAL = 2000  # characters of one literal parsed
 MAX_CASES = 5000
@@ -81,7 +83,7 @@ def trivial(k: Key) -> bool:
     return not v
 
 
-_WORD = re.compile(r"[A-Za-z_][\w.\-/+]{0,31}")
+_WORD = linre.compile(r"[A-Za-z_][\w.\-/+]{0,31}")
 
 
 def wordlike(k: Key) -> bool:
@@ -174,10 +176,10 @@ def strip_line_numbers(text: str) -> str:
 
 # --- extraction -----------------------------------------------------------------------------------------------
 
-_ASSERT_LINE = re.compile(r"(?:^[ \t>E+|]*|[:`]\s*)assert\s+(.+)$", re.M)
-_ASSERT_EQ = re.compile(r"\b(?:self\.)?assert(?:Equals?|_equal|_equals|AlmostEqual|ListEqual|DictEqual)\s*\((.+)$", re.M)
+_ASSERT_LINE = linre.compile(r"(?:^[ \t>E+|]*|[:`]\s*)assert\s+(.+)$", re.M)
+_ASSERT_EQ = linre.compile(r"\b(?:self\.)?assert(?:Equals?|_equal|_equals|AlmostEqual|ListEqual|DictEqual)\s*\((.+)$", re.M)
 _DOCTEST = re.compile(r"^[ \t]*>>>[ \t]+(.+)\n[ \t]*(?!>>>|\.\.\.)(\S.*)$", re.M)
-_FEEDBACK = re.compile(
+_FEEDBACK = linre.compile(
     r"\bInputs?\s*[:=]\s*(.{1,400}?)\s*(?:\n\s*|[,;]\s*)Expected(?:\s+Output)?\s*[:=]\s*(.{1,400}?)\s*(?:\n|$)",
     re.I | re.S)
 

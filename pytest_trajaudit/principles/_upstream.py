@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from .. import linre
 from ..model import EXECUTE, FETCH, TOOL, Event, Job
 from ..needles import may_match
 from ..settings import Settings
@@ -27,22 +28,22 @@ from ._shell import failed_by_output
 _INSTANCE = re.compile(r"(?:^|[/_:\s])([A-Za-z0-9][A-Za-z0-9-]{0,38})__([A-Za-z0-9][A-Za-z0-9._-]*?)-(\d+|[0-9a-f]{7,40})"
                        r"(?=$|[-_.\s/])")
 _GH_LINK = re.compile(r"github\.com/([A-Za-z0-9][A-Za-z0-9-]{0,38})/([A-Za-z0-9._-]+?)(?:\.git)?(?=[/#?\s)\]'\"`>]|$)")
-_URL = re.compile(r"""(?:https?://)?(?:www\.)?(?:github\.com|raw\.githubusercontent\.com|api\.github\.com|"""
+_URL = linre.compile(r"""(?:https?://)?(?:www\.)?(?:github\.com|raw\.githubusercontent\.com|api\.github\.com|"""
                   r"""patch-diff\.githubusercontent\.com|codeload\.github\.com)/[^\s'"`<>)\]\\]+""")
-_DOC_FILE = re.compile(r"(?i)(?:^|/)(?:readme|license|licence|contributing|code_of_conduct|authors|security)[^/]*$"
+_DOC_FILE = linre.compile(r"(?i)(?:^|/)(?:readme|license|licence|contributing|code_of_conduct|authors|security)[^/]*$"
                        r"|\.(?:md|rst|txt|adoc)$|(?:^|/)docs?/")
-_GH_PR = re.compile(r"\bgh\s+(?:-R\s+\S+\s+|--repo[= ]\S+\s+)?pr\s+(view|diff|checkout|list|status)\b([^\n;&|]*)")
-_GH_SEARCH = re.compile(r"\bgh\s+search\s+(prs|commits|issues|code)\b")
-_GH_API = re.compile(r"\bgh\s+api\s+(?:-\S+\s+)*['\"]?/?repos/([\w.-]+)/([\w.-]+)/(pulls?|commits?|compare)\b")
-_GIT_FETCH = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:fetch|pull|remote\s+update)\b([^\n;&|]*)")
-_GIT_REMOTE_READ = re.compile(r"\bgit\s+(?:-C\s+\S+\s+|--no-pager\s+)*(show|diff|log|checkout|switch|cherry-pick|merge|"
+_GH_PR = linre.compile(r"\bgh\s+(?:-R\s+\S+\s+|--repo[= ]\S+\s+)?pr\s+(view|diff|checkout|list|status)\b([^\n;&|]*)")
+_GH_SEARCH = linre.compile(r"\bgh\s+search\s+(prs|commits|issues|code)\b")
+_GH_API = linre.compile(r"\bgh\s+api\s+(?:-\S+\s+)*['\"]?/?repos/([\w.-]+)/([\w.-]+)/(pulls?|commits?|compare)\b")
+_GIT_FETCH = linre.compile(r"\bgit\s+(?:-C\s+\S+\s+)?(?:fetch|pull|remote\s+update)\b([^\n;&|]*)")
+_GIT_REMOTE_READ = linre.compile(r"\bgit\s+(?:-C\s+\S+\s+|--no-pager\s+)*(show|diff|log|checkout|switch|cherry-pick|merge|"
                               r"rebase|reset|restore|format-patch|archive|cat-file)\b([^\n;&|]*)")
 _REMOTE_REF = re.compile(r"(?<![\w/.-])(?:origin|upstream)/[\w./-]+|\bFETCH_HEAD\b|\brefs/(?:remotes|pull)/\S+|\bpr-?\d+\b")
-_GIT_CLONE = re.compile(r"\bgit\s+clone\b([^\n;&|]*)")
-_PKG_FETCH = re.compile(r"\b(?:pip3?\s+download|python3?\s+-m\s+pip\s+download|npm\s+pack|yarn\s+pack|gem\s+fetch"
+_GIT_CLONE = linre.compile(r"\bgit\s+clone\b([^\n;&|]*)")
+_PKG_FETCH = linre.compile(r"\b(?:pip3?\s+download|python3?\s+-m\s+pip\s+download|npm\s+pack|yarn\s+pack|gem\s+fetch"
                         r"|cargo\s+download|go\s+mod\s+download)\s+([^\n;&|]*)")
-_PIP_INSTALL = re.compile(r"\b(?:pip3?|python3?\s+-m\s+pip|uv\s+pip)\s+install\s+([^\n;&|]*)")
-_NPM_INSTALL = re.compile(r"\bnpm\s+(?:install|i|add)\s+([^\n;&|]*)")
+_PIP_INSTALL = linre.compile(r"\b(?:pip3?|python3?\s+-m\s+pip|uv\s+pip)\s+install\s+([^\n;&|]*)")
+_NPM_INSTALL = linre.compile(r"\bnpm\s+(?:install|i|add)\s+([^\n;&|]*)")
 _SEARCH_TOOLS = ("websearch", "web_search", "google_web_search", "search")
 
 

@@ -21,19 +21,20 @@ from __future__ import annotations
 
 import re
 
+from .. import linre
 from ..model import EDIT, EXECUTE, Event
 from ._shell import write_targets
 
 _HEREDOC = re.compile(r"(?<!<)<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
-_SHELL_C = re.compile(r"(?:^|[\s;&|(])(?:sudo\s+)?(?:/\S*/)?(?:ba|z|da|k)?sh\s+(?:-\w+\s+)*-\w*c\w*\s*$")
-_SHELL_FEEDER = re.compile(r"(?:^|[\s;&|(])(?:sudo\s+)?(?:/\S*/)?(?:ba|z|da|k)?sh(?:\s+-\w+)*\s*(?:<<|$)")
-_OPAQUE = re.compile(r"[\s(){}\[\],;=<>!?*`]")
+_QUOTED = linre.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_SHELL_C = linre.compile(r"(?:^|[\s;&|(])(?:sudo\s+)?(?:/\S*/)?(?:ba|z|da|k)?sh\s+(?:-\w+\s+)*-\w*c\w*\s*$")
+_SHELL_FEEDER = linre.compile(r"(?:^|[\s;&|(])(?:sudo\s+)?(?:/\S*/)?(?:ba|z|da|k)?sh(?:\s+-\w+)*\s*(?:<<|$)")
+_OPAQUE = linre.compile(r"[\s(){}\[\],;=<>!?*`]")
 _PROGRAM_WRITERS = (
     re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wax]"),
     re.compile(r"Path\(\s*['\"]([^'\"]+)['\"]\s*\)\.write_(?:text|bytes)"),
 )
-_PATH_LIKE = re.compile(r"[\w./~+@:${}%-]+")
+_PATH_LIKE = linre.compile(r"[\w./~+@:${}%-]+")
 _PLACEHOLDER = "_q_"
 _WINDOW = 200  # characters before a quote or heredoc looked at for `bash -c` / `bash <<`: linear in the command
 

@@ -9,9 +9,9 @@ reproduces the seeds, which have no such check.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
+from .. import linre
 from ..model import AGENT, EDIT, THOUGHT, TOOL, USER, Event, Finding, Job
 from ..overlap import collapse
 from ..redact import quote
@@ -25,10 +25,10 @@ from .anticheat import _lethal_path_hits, _lethal_paths, _norm
 
 _SCRIPT_TOLERATED = ("exit", "atexit", "signal")
 # the test frameworks' own source (a SWE task on pytest or CPython): setting their attributes there is the fix
-_FRAMEWORK_SOURCE = re.compile(r"(?:^|/)(?:_pytest|pytest|unittest)/")
-_TEST_PATH = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)test_[^/]*\.py$|_test\.py$|(?:^|/)conftest\.py$")
-_PY_PATH = re.compile(r"\.pyw?$")
-_SHEBANG = re.compile(r"\A#![^\n]*python")
+_FRAMEWORK_SOURCE = linre.compile(r"(?:^|/)(?:_pytest|pytest|unittest)/")
+_TEST_PATH = linre.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)test_[^/]*\.py$|_test\.py$|(?:^|/)conftest\.py$")
+_PY_PATH = linre.compile(r"\.pyw?$")
+_SHEBANG = linre.compile(r"\A#![^\n]*python")
 
 
 def is_test_path(path: str) -> bool:
