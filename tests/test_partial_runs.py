@@ -28,6 +28,7 @@ from pytest_trajaudit.principles import ROLES, integrity_codes, registry
 from pytest_trajaudit.report import merge as merge_mod
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 
+from .jobfactory import CURL_ANSWERS as CURL
 from .jobfactory import make_job
 
 REPO = Path(__file__).resolve().parents[1]
@@ -350,15 +351,6 @@ def test_merged_shards_of_a_partial_run_stay_incomplete(pytester: pytest.Pyteste
 
 
 # --- a third-party integrity principle ----------------------------------------------------------------------
-
-CURL = [
-    {"type": "user_message", "text": "fetch the data"},
-    {"type": "tool_call", "tool_call_id": "t1", "kind": "execute", "title": "Bash",
-     "rawInput": {"command": "curl -s https://example.com/answers.json"}, "status": "completed",
-     "content": [{"type": "content", "content": {"type": "text", "text": "{}"}}]},
-    {"type": "agent_message", "text": "done"},
-]
-
 
 def test_custom_integrity_principle_invalidates_and_is_required(pytester: pytest.Pytester) -> None:
     """conftest_templates/custom_principle declares ORG-1 with role="integrity" and nothing else: its FAIL makes

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from .jobfactory import CURL_ANSWERS as CURL
 from .jobfactory import make_job
 
 REPO = Path(__file__).resolve().parent.parent
@@ -116,15 +117,6 @@ def test_skillsbench_pr_review_requires_three_trials_per_group(pytester: pytest.
 
 
 # --- a principle written by a user ------------------------------------------------------------------------------
-
-CURL = [
-    {"type": "user_message", "text": "do x"},
-    {"type": "tool_call", "tool_call_id": "t1", "kind": "execute", "title": "Bash",
-     "rawInput": {"command": "curl -s https://example.com/answers.json"}, "status": "completed",
-     "content": [{"type": "content", "content": {"type": "text", "text": "{}"}}]},
-    {"type": "agent_message", "text": "done"},
-]
-
 
 def test_custom_principle_plugin_adds_an_item_per_job(pytester: pytest.Pytester) -> None:
     pytester.syspathinsert(TEMPLATES / "custom_principle")

@@ -170,6 +170,15 @@ def audit_main(argv: list[str]) -> int:
 
 # --- summarize --------------------------------------------------------------------------------------------------
 
+def _not_a_dir(path: Path) -> str:
+    """Why ``path`` is not a real directory ("" when it is): missing, or anything else, a symlink included."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "not found"
+    return "" if stat.S_ISDIR(st.st_mode) else "not a directory (symlinks are never followed)"
+
+
 def _inside(path: Path, root: Path) -> bool:
     """Whether ``path`` (after symlinks) is ``root`` or lies below it (after symlinks)."""
     p, r = os.path.realpath(path), os.path.realpath(root)
@@ -249,21 +258,15 @@ def summarize_main(argv: list[str]) -> int:
     ap.add_argument("--json", action="store_true", help="print JSON instead of lines")
     args = ap.parse_args(argv)
     audits = Path(os.path.abspath(args.audits))
-    try:
-        st = os.lstat(audits)
-    except OSError:
-        return _error(f"--audits {args.audits}: not found")
-    if not stat.S_ISDIR(st.st_mode):
-        return _error(f"--audits {args.audits}: not a directory (symlinks are never followed)")
+    problem = _not_a_dir(audits)
+    if problem:
+        return _error(f"--audits {args.audits}: {problem}")
     wanted: list[Path] = []
     for p in args.attempts:
         path = Path(os.path.abspath(p))
-        try:
-            pst = os.lstat(path)
-        except OSError:
-            return _error(f"{p}: not found")
-        if not stat.S_ISDIR(pst.st_mode):
-            return _error(f"{p}: not a directory (symlinks are never followed)")
+        problem = _not_a_dir(path)
+        if problem:
+            return _error(f"{p}: {problem}")
         if _inside(audits, path):
             return _error(f"--audits {args.audits} lies inside the audited tree {p}: refused (an audit there could "
                           "have been written by the run)")

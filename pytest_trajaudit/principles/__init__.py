@@ -127,7 +127,7 @@ REGISTRY_TABLE_END = "<!-- end of registry table -->"
 
 def registry_table() -> str:
     """The principle table of ``docs/principles.md``, made from the registry (a test keeps the page current):
-    code, title, tier, family, verdict role, audit-JSON key and the first line of the principle's docstring."""
+    code, title, tier, family, verdict role, audit-JSON key and the first sentence of the principle's docstring."""
     rows = ["| code | title | tier | family | role | audit JSON key | rule |", "|---|---|---|---|---|---|---|"]
     for p in registry().values():
         rule = _first_sentence(p.doc).replace("|", "\\|")
