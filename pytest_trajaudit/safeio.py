@@ -198,9 +198,13 @@ def read_bytes(base: Path, rel: str, budget: Budget | None = None) -> bytes:
     path = base / rel
     fd = _open_regular(base, rel, budget.max_file)
     try:
-        chunks = []
-        total = 0
-        while True:
+        # one read of the size fstat gave (plus one byte, to see growth): a large file is one buffer, never a list
+        # of chunks and then their join (twice the file in memory); a file that grows while read is read on in
+        # chunks up to the limit
+        first = os.read(fd, os.fstat(fd).st_size + 1)
+        chunks = [first]
+        total = len(first)
+        while first:
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 break
@@ -208,8 +212,10 @@ def read_bytes(base: Path, rel: str, budget: Budget | None = None) -> bytes:
             if total > budget.max_file:
                 raise UnusableInput(path, f"grew past the per-file size limit of {budget.max_file} bytes while read")
             chunks.append(chunk)
+        if total > budget.max_file:
+            raise UnusableInput(path, f"grew past the per-file size limit of {budget.max_file} bytes while read")
         budget.charge(path, total)
-        return b"".join(chunks)
+        return first if len(chunks) == 1 else b"".join(chunks)
     except OSError as exc:
         raise UnusableInput(path, f"cannot read: {exc.strerror or exc}") from exc
     finally:
@@ -228,7 +234,8 @@ _BOMS = (
 def decode_text(data: bytes, path: str | Path) -> str:
     """Decode bytes the JSON way (RFC 8259 / json.detect_encoding), strictly. Empty, NUL-bearing, or non-UTF-8
     text that is not JSON → unusable."""
-    if not data.strip():
+    # isspace() rather than strip(): the same test without a copy of a large file
+    if not data or data.isspace():
         raise UnusableInput(path, "empty file")
     enc = detect_encoding(data)
     try:
@@ -237,7 +244,7 @@ def decode_text(data: bytes, path: str | Path) -> str:
         raise UnusableInput(path, f"does not decode as {enc}: {exc.reason if hasattr(exc, 'reason') else exc}") from exc
     if text.startswith("\ufeff"):
         text = text[1:]
-    if not text.strip():
+    if not text or text.isspace():
         raise UnusableInput(path, "empty file")
     if "\x00" in text:
         raise UnusableInput(path, "contains NUL characters (binary data, not text)")

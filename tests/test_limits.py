@@ -157,3 +157,32 @@ def test_audit_budget_option_and_ini(pytester: pytest.Pytester) -> None:
         out = result.stdout.str()
         assert "big: unusable input: audit exceeded 1e-06 s (--trajaudit-audit-budget)" in out
         assert result.ret != 0
+
+
+# --- literal mode on a streamed file ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bom", [b"", b"\xef\xbb\xbf"])
+def test_literal_mode_streams_events_and_keeps_the_whole_text(tmp_path: Path, bom: bytes) -> None:
+    """``--trajaudit-literal`` builds a JSON Lines trajectory's events from the line stream, as precise mode does,
+    and then reads the file's text for the seeds' whole-string regexes: the same events in both modes, and the
+    text is the file's, BOM removed (``decode_text``), so a seed pattern spanning lines still matches."""
+    lines = acp_lines(6)
+    lines[2]["content"][0]["content"]["text"] = "pip install -q\nmy-json-tools "  # LETHAL only across the newline
+    body = "".join(json.dumps(x) + "\n" for x in lines)
+    job = make_job(tmp_path, "lit", lines=bom + body.encode())
+    literal, precise = load_job(ref(job), Settings(literal=True)), load_job(ref(job), Settings())
+    assert literal.trajectory.raw_text == body
+    assert precise.trajectory.raw_text == ""  # streamed and not needed: never held
+    assert [(e.type, e.kind, e.args, e.output) for e in literal.trajectory.events] == \
+        [(e.type, e.kind, e.args, e.output) for e in precise.trajectory.events]
+
+
+def test_literal_mode_reread_is_held_to_the_per_file_limit_and_not_charged_twice(tmp_path: Path) -> None:
+    """The text read after the stream is the same file: its bytes count once toward the per-job limit (a job whose
+    one trajectory fits the limit is audited in literal mode as in precise mode)."""
+    job = make_job(tmp_path, "fits", lines=acp_lines(40))
+    size = (job / "trajectory" / "acp_trajectory.jsonl").stat().st_size
+    total = sum(p.stat().st_size for p in job.rglob("*") if p.is_file())
+    for literal in (False, True):
+        a = audit(job, literal=literal, max_job_bytes=total + 1, max_file_bytes=size + 1)
+        assert a.error is None, a.error

@@ -265,18 +265,28 @@ def _load_job(ref: JobRef, cfg: Settings, with_trajectory: bool) -> Job:
 
 
 def _read_trajectory(base: Path, rel: str, budget: Budget, literal: bool) -> Trajectory:
-    """Read and load one trajectory file: streamed line by line when its format allows (never in literal mode),
-    else whole."""
+    """Read and load one trajectory file: streamed line by line when its format allows, else whole.
+
+    Literal mode also needs the whole decoded text (the seeds' regexes scan "the full trajectory string"): a
+    streamed file's text is read after its events are built, so the text and the parsed lines are never in memory
+    together. The events are the same either way (a streamed file is JSON Lines, which ``parse_text`` reads line by
+    line too)."""
     path = base / rel
     log_lines = rel.endswith("claude-code.txt")  # CLI stdout capture: plain-text warnings between JSON lines
-    parsed = None if literal else _streamed(base, rel, budget, log_lines)
+    parsed = _streamed(base, rel, budget, log_lines)
+    streamed = parsed is not None
     if parsed is None:
         parsed = parse_text(decode_text(read_bytes(base, rel, budget), path), path, log_lines=log_lines)
     try:
-        return load_trajectory(parsed, path)
+        traj = load_trajectory(parsed, path)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
         # hostile shapes (e.g. {"type": [1]}) can trip a format's sniff(): unusable input, never a traceback
         raise UnusableInput(path, f"malformed trajectory: {type(exc).__name__}: {str(exc)[:160]}") from None
+    if literal and streamed:
+        del parsed
+        # already charged to the job's budget by the stream; still held to the per-file limit
+        traj.raw_text = decode_text(read_bytes(base, rel, Budget(budget.max_file, budget.max_file)), path)
+    return traj
 
 
 def _review(job: Job, ref: JobRef, rel: str | None, seen: list[str], traj: Trajectory | None, cfg: Settings) -> None:
