@@ -12,9 +12,9 @@ merge`` rebuilds it), e.g.::
 
 Prints, in one process, CPU seconds (best of ``--repeat``) of: reading summary.json back (``merge.load_shard``),
 rebuilding the roll-up (``merge.rollup_from``), the summary (``Rollup.summary``), the terminal lines, and
-``Rollup.write`` (every ``jobs/**/audit-*.json``, summary.json, report.md) into a scratch directory, and the
+``Rollup.write`` (every ``jobs/**/audit-*.json``, summary.json, report.md, report.html) into a scratch directory, and the
 whole ``trajaudit merge`` of that one shard (``merge.merge``, which pauses the cyclic collector); then the
-peak RSS that the first ``write`` adds to the process's peak so far (Linux ``ru_maxrss``), and the sizes written.
+peak RSS that the first ``write`` adds to the process's peak so far (Linux ``ru_maxrss``), and the sizes written (report.html's per job).
 Only prints; asserts nothing."""
 
 from __future__ import annotations
@@ -72,9 +72,10 @@ def main(argv: list[str] | None = None) -> int:
         write()
         added = maxrss_mib() - before
         _, t = best(write, args.repeat)
-        rows.append(("Rollup.write() (jobs/, summary.json, report.md)", t))
+        rows.append(("Rollup.write() (jobs/, summary.json, report.md, report.html)", t))
         n_files, n_bytes = size_of(scratch / "out")
         summary_mib = (scratch / "out" / "summary.json").stat().st_size / 2**20
+        html_mib = (scratch / "out" / "report.html").stat().st_size / 2**20
 
         def merge_all() -> None:
             shutil.rmtree(scratch / "merged", ignore_errors=True)
@@ -90,7 +91,8 @@ def main(argv: list[str] | None = None) -> int:
     print("| step | CPU s | per job, ms |\n|---|---|---|")
     for what, t in rows:
         print(f"| {what} | {t:.3f} | {t / max(jobs, 1) * 1000:.3f} |")
-    print(f"\nwritten: {n_files:,} files, {n_bytes / 2**20:.1f} MiB (summary.json {summary_mib:.1f} MiB); "
+    print(f"\nwritten: {n_files:,} files, {n_bytes / 2**20:.1f} MiB (summary.json {summary_mib:.1f} MiB, "
+          f"report.html {html_mib:.1f} MiB, {html_mib * 1024 / max(jobs, 1):.1f} KiB per job); "
           f"peak RSS {maxrss_mib():.0f} MiB, of which the first write added {max(added, 0):.0f} MiB to the peak "
           f"reached before it")
     return 0

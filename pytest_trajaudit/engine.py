@@ -21,6 +21,7 @@ from .model import Finding, Job, UnusableInput
 from .principles import Pending, Principle
 from .principles._shell import forget
 from .redact import clean, redact_tree
+from .report.timeline import timeline
 from .settings import Settings
 from .timebudget import AuditTimeout, budget
 
@@ -202,6 +203,8 @@ def _audit_loaded(job: Job, ref: JobRef, cfg: Settings, principles: list[Princip
         # the one place every finding passes: what it quotes (evidence, data) is redacted before any report,
         # terminal line, JUnit/CTRF file or xdist transfer sees it
         results[p.code] = Result(f.status, clean(f.evidence), redact_tree(f.data), f.events)
+    if cfg.timeline and job.trajectory is not None:  # the HTML report's window on the events the findings cite
+        meta["timeline"] = timeline(job.trajectory.events, {i for r in results.values() for i in r.events})
     return JobAudit(meta, results, pending=pending)
 
 

@@ -282,7 +282,8 @@ def _base_settings(config: pytest.Config) -> Settings:
     return Settings(literal=literal, max_file_bytes=int(max_file * MB), max_job_bytes=int(max_job * MB),
                     max_events=max_events, audit_budget=budget,
                     tasks_dirs=tuple(tasks_dirs), privileged_roots=_privileged_roots(config),
-                    rerun=bool(_ini_or_opt(config, "trajaudit_rerun")))
+                    rerun=bool(_ini_or_opt(config, "trajaudit_rerun")),
+                    timeline=bool(_ini_or_opt(config, "trajaudit_report")))
 
 
 def _privileged_roots(config: pytest.Config) -> tuple[str, ...]:

@@ -165,6 +165,7 @@ class Rules:
 @dataclass
 class Settings:
     literal: bool = False
+    timeline: bool = False  # keep a short timeline of each job's events for the HTML report (report/timeline.py)
     tasks_dirs: tuple[Path, ...] = ()  # --trajaudit-tasks: where task directories are found by name
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     max_job_bytes: int = DEFAULT_MAX_JOB_BYTES

@@ -1,6 +1,6 @@
 """The report files' JSON (report/audit.py ``json_bytes``: orjson, with the standard library for what orjson
-refuses) and reading a shard's summary back (report/merge.py ``load_shard``). Issue 7: writing the reports of a
-10,000-job audit spent most of its time in ``json.dumps(indent=2)``, which indents in Python."""
+refuses) and reading a shard's summary back (report/merge.py ``load_shard``). ``json.dumps(indent=2)`` indents in Python, which
+dominates writing the reports of a 10,000-job audit; orjson must give the same bytes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 7, performance and scale: the lean item protocol, streamed JSON Lines, --trajaudit-shard and
+"""Performance and scale: the lean item protocol, streamed JSON Lines, --trajaudit-shard and
 ``trajaudit merge``. No test here asserts a time; memory is asserted through tracemalloc peaks."""
 
 from __future__ import annotations

@@ -131,7 +131,7 @@ def rollup_lines(summary: dict[str, Any]) -> list[str]:
 
 
 def merge(out_dir: Path, shard_dirs: list[Path]) -> dict[str, Any]:
-    """Merge the shards' reports into ``out_dir`` (summary.json, report.md, jobs/); returns the summary."""
+    """Merge the shards' reports into ``out_dir`` (summary.json, report.md, report.html, jobs/); returns the summary."""
     out = Path(out_dir).resolve()
     for d in shard_dirs:
         if Path(d).resolve() in (out, out / "summary.json"):
@@ -158,7 +158,7 @@ def main(argv: list[str]) -> int:
         print(f"trajaudit merge: {exc}")
         return 4
     pv = summary["pr_verdict"]
-    print(f"merged {len(shards)} shard(s) into {out}/ (summary.json, report.md, jobs/)")
+    print(f"merged {len(shards)} shard(s) into {out}/ (summary.json, report.md, report.html, jobs/)")
     for line in rollup_lines(summary):
         print(line)
     if pv["verdict"] == "INCOMPLETE":

@@ -22,6 +22,7 @@ from ..aggregate import (
 from ..completeness import Coverage
 from ..judges.stats import Totals
 from .audit import build_audit, trace_grader_block, write_json_atomic, write_text_atomic
+from .html import render as render_html
 from .markdown import render as render_markdown
 from .paths import job_paths, safe_component
 
@@ -294,6 +295,7 @@ class Rollup:
                               audit, base=out_dir)
         write_json_atomic(out_dir / "summary.json", summary, base=out_dir)
         write_text_atomic(out_dir / "report.md", render_markdown(summary, self.jobs, _today()), base=out_dir)
+        write_text_atomic(out_dir / "report.html", render_html(summary), base=out_dir)
         return summary
 
     def terminal_lines(self, summary: dict[str, Any] | None = None) -> list[str]:
