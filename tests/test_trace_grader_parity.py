@@ -29,7 +29,10 @@ from pytest_trajaudit.rulesfile import apply_rules_file
 from pytest_trajaudit.safeio import decode_text, parse_text
 from pytest_trajaudit.settings import Settings
 
-REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "reference" / "trace-grader"
+# ../shared/spec/reference/trace-grader beside the checkout (a git worktree may sit one level deeper)
+REFERENCE = next((p / "shared" / "spec" / "reference" / "trace-grader" for p in Path(__file__).resolve().parents[1:4]
+                  if (p / "shared" / "spec" / "reference" / "trace-grader").is_dir()),
+                 Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "reference" / "trace-grader")
 FLAG_KEYS = ("check", "severity", "step", "tool", "detail")
 MARK = {"clean-pass": "PASS", "pass-with-warnings": "WARN", "corrupt-success": "CORRUPT", "fail": "FAIL"}
 PRECISE_EXTRA = {"check": "edited_without_read", "severity": "medium", "step": 4, "tool": "edit",

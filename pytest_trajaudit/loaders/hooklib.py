@@ -13,6 +13,10 @@ PostToolUse stays a call of unknown outcome (blocked by a hook, or failed: Claud
 only after a tool succeeded); a ``PostToolUseFailure`` line, or ``"ok": false``, marks the call failed.
 The log holds no task verdict: the run counts as delivered when no call failed (the original's
 ``all(step.ok)``), and retry storms are invisible unless the log records failures.
+
+The trajectory's meta keeps the original's view as well: ``hook_lines`` holds one ``[event index, ok]`` pair per
+tool line in file order (``ok`` is the line's own ``ok``, default true, as the original reads it), so that
+``--trajaudit-literal`` grades one step per line, as the original does (principles/rules.py ``steps_of``).
 """
 
 from __future__ import annotations
@@ -99,9 +103,11 @@ def _explicit(v: dict[str, Any]) -> str | None:
     return None
 
 
-def _calls(lines: list[tuple[dict[str, Any], int]]) -> tuple[list[Event], bool]:
-    """(one event per tool call, whether the log records failures at all)."""
+def _calls(lines: list[tuple[dict[str, Any], int]]) -> tuple[list[Event], bool, list[list[Any]]]:
+    """(one event per tool call, whether the log records failures at all, the original's steps: one
+    ``[event index, ok]`` per tool line)."""
     events: list[Event] = []
+    hook_lines: list[list[Any]] = []
     pending: dict[tuple[str, str], list[Event]] = {}
     failures_recorded = False
     for v, lineno in lines:
@@ -109,8 +115,10 @@ def _calls(lines: list[tuple[dict[str, Any], int]]) -> tuple[list[Event], bool]:
         key = (name, repr(sorted(args.items())))
         explicit = _explicit(v)
         failures_recorded = failures_recorded or explicit is not None or kind == "PostToolUseFailure"
+        literal_ok = v.get("ok", True) is not False
         if kind in ("PostToolUse", "PostToolUseFailure") and pending.get(key):
             ev = pending[key].pop(0)
+            hook_lines.append([ev.index, literal_ok])
             ev.status = explicit or ("failed" if kind == "PostToolUseFailure" else "ok")
             ev.raw += f" + line {lineno} ({kind})"
             continue
@@ -121,21 +129,22 @@ def _calls(lines: list[tuple[dict[str, Any], int]]) -> tuple[list[Event], bool]:
         else:
             status = explicit or "unknown"
         ev = tool_event(len(events), name, args, status=status, raw=f"line {lineno} ({kind})")
+        hook_lines.append([ev.index, literal_ok])
         events.append(ev)
         if kind == "PreToolUse":
             pending.setdefault(key, []).append(ev)
-    return events, failures_recorded
+    return events, failures_recorded, hook_lines
 
 
 def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dict[str, Any]]:
     sessions = _sessions(parsed)
     if member not in sessions:
         raise UnusableInput(path, f"no session {member!r} with tool calls in this audit log")
-    events, failures_recorded = _calls(sessions[member])
+    events, failures_recorded, hook_lines = _calls(sessions[member])
     delivered = all(e.status != "failed" for e in events)
     meta = {"agent": "claude-code", "session_id": member, "member": member, "delivered": delivered,
             "delivered_source": "hooklib audit log: no task verdict, delivered = no call failed",
-            "failures_recorded": failures_recorded}
+            "failures_recorded": failures_recorded, "hook_lines": hook_lines}
     text = "\n".join(orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS).decode() for v, _ in sessions[member])
     traj = Trajectory(format=NAME, source=str(path), events=events, meta=meta, raw_text=text + "\n")
     job_meta = {"task": member, "trial": member, "agent": "claude-code", "model": "", "reward": None,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import orjson
 
@@ -59,10 +59,15 @@ class Step:
         return e.tool or e.title or e.kind or "?"
 
 
-def steps_of(job: Job) -> list[Step]:
-    """Main-thread tool calls, numbered like the original (a traces.json step keeps its own number)."""
+def steps_of(job: Job, literal: bool = False) -> list[Step]:
+    """Main-thread tool calls, numbered like the original (a traces.json step keeps its own number). A hooklib
+    audit log in literal mode: one step per log line, as the original counts them (a PreToolUse and a
+    PostToolUse line of one call are 2 steps), each ok unless its line says ``"ok": false``."""
     traj = job.trajectory
     assert traj is not None
+    if literal and (lines := _hook_lines(traj.meta, len(traj.events))) is not None:
+        return [Step(n, replace(traj.events[i], status="ok" if ok else "failed"))
+                for n, (i, ok) in enumerate(lines, 1)]
     calls = [e for e in traj.events if e.type == TOOL and not e.sidechain]
     numbers = traj.meta.get("step_numbers")
     if isinstance(numbers, list) and len(numbers) == len(calls) and all(isinstance(n, int) for n in numbers):
@@ -70,13 +75,30 @@ def steps_of(job: Job) -> list[Step]:
     return [Step(i, e) for i, e in enumerate(calls, 1)]
 
 
-def delivery(job: Job) -> tuple[bool | None, str]:
+def _hook_lines(meta: dict, n_events: int) -> list[tuple[int, bool]] | None:
+    """The hooklib loader's per-line steps (loaders/hooklib.py), when well formed; else None."""
+    lines = meta.get("hook_lines")
+    if not isinstance(lines, list):
+        return None
+    out = []
+    for x in lines:
+        if not (isinstance(x, list) and len(x) == 2 and isinstance(x[0], int) and 0 <= x[0] < n_events
+                and isinstance(x[1], bool)):
+            return None
+        out.append((x[0], x[1]))
+    return out
+
+
+def delivery(job: Job, literal: bool = False) -> tuple[bool | None, str]:
     """Did the run deliver? The verifier's reward (1.0 = delivered) when there is one, else the loader's own
-    signal (traces.json ``ok``; a hooklib session: every step ok), else unknown (None)."""
+    signal (traces.json ``ok``; a hooklib session: every step ok — in literal mode every log line's own ``ok``,
+    as the original reads it), else unknown (None)."""
     if job.reward is not None:
         src = job.verifier.reward_source or "reward"
         return job.reward >= 1.0, f"reward {job.reward:g} ({src})"
     meta = job.trajectory.meta if job.trajectory is not None else {}
+    if literal and (lines := _hook_lines(meta, len(job.trajectory.events))) is not None:
+        return all(ok for _, ok in lines), "hooklib audit log (literal): delivered = every line's ok"
     d = meta.get("delivered")
     if isinstance(d, bool):
         return d, str(meta.get("delivered_source") or "trajectory")
@@ -335,7 +357,7 @@ def _seen_suffix(path: str, seen: set[str]) -> bool:
 
 
 def _base(job: Job, steps: list[Step], cfg: Settings) -> dict:
-    delivered, source = delivery(job)
+    delivered, source = delivery(job, cfg.literal)
     return {"step_count": len(steps), "delivered": delivered, "delivered_source": source,
             "mode": "literal" if cfg.literal else "precise"}
 
@@ -366,7 +388,7 @@ def forbidden_tool(job: Job, cfg: Settings) -> Finding:
     """A step uses a tool listed in ``forbidden_tools`` (default severity high → FAIL; a delivered run with a
     high flag is a corrupt success). Precise mode also checks sub-agent calls. N/A when no forbidden tools are
     configured (the engine default) or the run has no tool calls."""
-    steps = steps_of(job)
+    steps = steps_of(job, cfg.literal)
     if (na := _no_steps(job, steps, cfg)) is not None:
         return na
     data = {**_base(job, steps, cfg), "forbidden_tools": list(cfg.rules.forbidden_tools)}
@@ -383,7 +405,7 @@ def out_of_order(job: Job, cfg: Settings) -> Finding:
     """For each ``must_precede`` pair [A, B], every step matching B without an earlier step matching A is
     flagged, once per offending step (default severity medium → WARN). N/A when no pairs are configured (the
     engine default) or the run has no tool calls."""
-    steps = steps_of(job)
+    steps = steps_of(job, cfg.literal)
     if (na := _no_steps(job, steps, cfg)) is not None:
         return na
     data = {**_base(job, steps, cfg), "must_precede": [list(p) for p in cfg.rules.must_precede]}
@@ -400,7 +422,7 @@ def retry_storm(job: Job, cfg: Settings) -> Finding:
     """More than ``retry_threshold`` consecutive failed steps of the same tool (default severity medium →
     WARN; one flag per storm, at its first step). N/A when no step records its outcome (a hooklib audit log
     carries none, so a storm cannot be seen there) or the run has no tool calls."""
-    steps = steps_of(job)
+    steps = steps_of(job, cfg.literal)
     if (na := _no_steps(job, steps, cfg)) is not None:
         return na
     data = {**_base(job, steps, cfg), "retry_threshold": cfg.rules.retry_threshold,
@@ -420,7 +442,7 @@ def retry_storm(job: Job, cfg: Settings) -> Finding:
 def excessive_steps(job: Job, cfg: Settings) -> Finding:
     """More steps than ``step_budget`` (default severity low → WARN): likely wandering, no plan. N/A when the
     run has no tool calls."""
-    steps = steps_of(job)
+    steps = steps_of(job, cfg.literal)
     if (na := _no_steps(job, steps, cfg)) is not None:
         return na
     data = {**_base(job, steps, cfg), "step_budget": cfg.rules.step_budget}
@@ -436,7 +458,7 @@ def edited_without_read(job: Job, cfg: Settings) -> Finding:
     that record no path are ignored. Precise mode: any read/search tool or shell read (``cat``, ``sed -n``,
     ...) grounds its paths, relative paths are resolved against the agent's cwd, and a failed edit is not an
     edit. N/A when ``grounding.enabled`` is false, the run has no tool calls, or no edit records its path."""
-    steps = steps_of(job)
+    steps = steps_of(job, cfg.literal)
     if (na := _no_steps(job, steps, cfg)) is not None:
         return na
     data = _base(job, steps, cfg)

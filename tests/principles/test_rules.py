@@ -319,3 +319,34 @@ def test_every_rule_is_pure_and_mode_aware():
         assert (f1.status, f1.data) == (f2.status, f2.data)
         assert f1.data["mode"] == "precise" and run(code, j, dataclasses.replace(settings, literal=True)).data["mode"] == "literal"
     assert dataclasses.asdict(settings.rules) == before
+
+
+def _hook_job(*lines: dict) -> Job:
+    log = "\n".join(json.dumps({"ts": "t", "session_id": "S", **ln}) for ln in lines) + "\n"
+    traj, _ = hooklib.load_member(parse_text(log, "a.jsonl"), "a.jsonl", "S")
+    return Job(dir=Path("/j"), anchor=Path("/j/a.jsonl"), layout="bare-file", trajectory=traj)
+
+
+def test_hooklib_pre_and_post_of_one_edit_are_two_steps_in_literal_mode():
+    """RULES.md D: hooklib logs PreToolUse and PostToolUse with tool_name, so the original counts one Edit as 2
+    steps and flags it edited_without_read once (the Post step finds the path already seen). Precise mode merges
+    the pair into one call."""
+    j = _hook_job({"event": "PreToolUse", "tool_name": "Edit", "file_path": "/app/a.py"},
+                  {"event": "PostToolUse", "tool_name": "Edit", "file_path": "/app/a.py"})
+    lit = run("TG-5", j, cfg(literal=True))
+    assert lit.data["step_count"] == 2 and lit.data["delivered"] is True
+    assert [(f["check"], f["step"], f["tool"]) for f in lit.data["flags"]] == [("edited_without_read", 1, "Edit")]
+    assert run("TG-4", j, cfg(literal=True)).data["step_count"] == 2
+    precise = run("TG-5", j)
+    assert precise.data["step_count"] == 1 and precise.data["n_flags"] == 1
+
+
+def test_hooklib_literal_delivery_reads_each_lines_ok():
+    """The original: step ok = the line's ``ok`` (default true), run ok = all steps ok; a PostToolUseFailure line
+    without ``ok`` is ok there, a failed call here."""
+    j = _hook_job({"event": "PreToolUse", "tool_name": "Bash", "command": "make"},
+                  {"event": "PostToolUseFailure", "tool_name": "Bash", "command": "make"})
+    assert run("TG-4", j, cfg(literal=True)).data["delivered"] is True
+    assert run("TG-4", j).data["delivered"] is False
+    k = _hook_job({"event": "PostToolUse", "tool_name": "Bash", "command": "make", "ok": False})
+    assert run("TG-4", k, cfg(literal=True)).data["delivered"] is False
