@@ -22,7 +22,9 @@ name comes from its arguments (``skill``, ``name``, ``command``) or its result (
 ``[skill: x]``, ``Loaded skill: x``). Built-in skills (Settings.builtin_skills, e.g. Claude Code's ``verify``) are
 ignored unless the task ships a skill of that name. ``--trajaudit-literal`` runs the seed's operational code
 instead: per tool call, ``"Launching skill:" in json.dumps(evt)`` → skill, else ``"Read SKILL.md" in title`` →
-skill, else ``re.search(r"references/.*\\.md", flat)`` → sub-file (no generic fallback, as in the seed).
+skill, else ``re.search(r"references/.*\\.md", flat)`` → the call's path goes to ``sub_files_read`` only (no generic
+fallback, as in the seed: such a call is no skill use, so a run with only those is NOT_INVOKED); SB-3c is the seed's
+``bool(skill_files) and not sub_files`` over the paths of the read calls.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..settings import Settings
 from . import principle
 from ._shell import failed_by_output, first_word, write_targets
+from ._skill_workflow import FIRST_RULE, performed, workflow_steps
 
 VERIFIED, PARTIAL, NOT_INVOKED = "VERIFIED", "PARTIAL", "NOT_INVOKED"
 SKILL_TOOL, READ_SKILL_MD, GLOB_FALLBACK, NONE = "Skill tool", "Read SKILL.md", "Glob fallback", "none"
@@ -87,6 +90,11 @@ class Analysis:
     ignored: list[str] = field(default_factory=list)  # built-in skills invoked (not task skills)
     task_skills: list[str] = field(default_factory=list)
     literal: bool = False
+    # literal mode: the seed's sub_files_read — parse_path(evt) of each tool call that matched only
+    # references/.*\.md; such a call is not a skill use (it fills no skills_read)
+    literal_subs: list[str] = field(default_factory=list)
+    literal_sub_events: list[int] = field(default_factory=list)
+    literal_sub_notes: list[str] = field(default_factory=list)
 
     @property
     def used(self) -> bool:
@@ -96,6 +104,8 @@ class Analysis:
         return list(self.skills)
 
     def sub_files_read(self) -> list[str]:
+        if self.literal:
+            return list(self.literal_subs)
         return [f"{s.name}/{p}" for s in self.skills.values() for p in s.sub_files]
 
     def method(self) -> str:
@@ -104,10 +114,11 @@ class Analysis:
         return min((s.method for s in self.skills.values()), key=lambda m: _METHOD_RANK.get(m, 9))
 
     def events(self) -> list[int]:
-        return sorted({i for s in self.skills.values() for i in s.events})
+        return sorted({i for s in self.skills.values() for i in s.events} | set(self.literal_sub_events))
 
     def evidence(self, limit: int = 6) -> str:
         lines = [n for s in sorted(self.skills.values(), key=lambda s: s.first) for n in s.notes]
+        lines += self.literal_sub_notes
         more = f" (+{len(lines) - limit} more)" if len(lines) > limit else ""
         return "; ".join(lines[:limit]) + more
 
@@ -400,13 +411,14 @@ def _analyze_literal(job: Job, a: Analysis) -> None:
             if not s.text and e.output.strip():
                 s.text, s.text_source = _strip_line_numbers(e.output), f"{e.label()} output"
         elif _literal_sub_hit(flat):
-            path = e.paths[0] if e.paths else _literal_sub_path(flat)  # parse_path(evt)
+            # sub_files_read.append(parse_path(evt)): the call's own path, named from its skill as in the seed's
+            # worked example (skill/references/x.md; a bare references/x.md belongs to the skill loaded last). A
+            # SKILL.md whose text mentions references/x.md lands here too; nothing goes to skills_read.
+            path = e.paths[0] if e.paths else _literal_sub_path(flat)
             hit = _skill_of(path) or _relative_reference(a, path)
-            name, rest = hit if hit else (next(reversed(a.skills), "?"), path)
-            s = _use(a, name, e, GLOB_FALLBACK)
-            if rest not in s.sub_files:
-                s.sub_files.append(rest)
-            s.notes.append(f"{e.label()}: references file {quote(path, 120)}")
+            a.literal_subs.append(f"{hit[0]}/{hit[1]}" if hit else path)
+            a.literal_sub_events.append(e.index)
+            a.literal_sub_notes.append(f"{e.label()}: references/*.md in the call ({quote(path, 120)})")
 
 
 def analyze(job: Job, cfg: Settings) -> Analysis:
@@ -442,184 +454,7 @@ def _gate(job: Job, a: Analysis) -> str | None:
             f"config.agent.skills, a with-/no-skills folder name, or a task skill in Claude's init line){seen}")
 
 
-# ------------------------------------------------------------------------------------------ SKILL.md workflow
-
-_HEADING = linre.compile(r"^[ ]{0,3}(#{1,6})[ \t]+(\S.*)$")
-_BOLD = linre.compile(r"^[ ]{0,3}\*\*([^*]+)\*\*:?[ \t]*$")
-_WORKFLOW = linre.compile(r"\b(?:workflow|procedure|steps?)\b", re.I)
-_ITEM = linre.compile(r"^(\s*)(\d{1,2})[.)]\s+(.+)$")
-_STEP_HEADING = linre.compile(r"^(?:step\s*)?(\d{1,2})\s*[:.)\-–]\s*(.+)$", re.I)
-_FENCE = linre.compile(r"^\s*(```|~~~)")
-_CODE_SPAN = linre.compile(r"`([^`\n]+)`")
-_FILE = linre.compile(r"(?<![\w/.-])(?:[\w.-]+/)*[\w-]+\.(?:py|sh|js|ts|json|jsonl|csv|tsv|md|txt|ya?ml|toml|sql|ipynb|"
-                   r"xlsx|xls|docx|pptx|pdf|stl|bib|html|xml|parquet|r|jl|go|rs|c|cpp|h)\b", re.I)
-_IDENT = linre.compile(r"\b(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+|\w+\.\w+(?=\())")
-_FLAG = linre.compile(r"(?<![\w-])--[a-z][\w-]+")
-_WORD = linre.compile(r"[A-Za-z][A-Za-z-]{4,}")
-_FIRST_RULE = linre.compile(r"\b(?:ledger|timeline|scaffold|before|first)\b", re.I)
-_GENERIC = {
-    "python", "python3", "bash", "sh", "cd", "pip", "pip3", "cat", "ls", "echo", "print", "import", "sys.path",
-    "json", "self", "true", "false", "none", "null", "skill.md", "readme.md", "__init__", "__main__", "sudo",
-}
-_STOP = {
-    "about", "above", "after", "again", "against", "because", "before", "being", "below", "between", "could",
-    "every", "first", "should", "their", "there", "these", "those", "through", "under", "until", "using", "where",
-    "which", "while", "would", "other", "always", "never", "start", "based", "check", "ensure", "output", "input",
-    "result", "results", "value", "values", "provide", "provided", "following", "available", "directly", "given",
-    "needed", "needs", "whether", "without", "within", "further", "example", "make", "sure", "right", "skill",
-    "skills", "correct", "correctly", "carefully", "specific", "approach", "instead", "doing", "think",
-}
-
-
-MAX_STEPS = 50  # workflow steps judged per skill (bounds the work on a hostile SKILL.md)
 MAX_SKILLS = 50  # skills whose text and workflow are looked at
-
-
-@dataclass(slots=True)
-class Step:
-    n: int
-    text: str
-    strong: list[str] = field(default_factory=list)
-    weak: list[str] = field(default_factory=list)
-
-
-def _stem(w: str) -> str:
-    w = w.lower()
-    for suf in ("ing", "ed", "es", "s"):
-        if w.endswith(suf) and len(w) - len(suf) >= 4:
-            return w[: -len(suf)]
-    return w
-
-
-def _tokens(step: Step) -> Step:
-    text = step.text
-    strong: list[str] = []
-    code = [m.group(1) for m in _CODE_SPAN.finditer(text)]
-    prose = _CODE_SPAN.sub(" ", text)
-    for chunk in code:
-        c = chunk.strip().rstrip("()")
-        if " " not in c and "<" not in c and "{" not in c and len(c) >= 3:
-            strong.append(c)
-        else:
-            strong += [m.group(0) for m in _FILE.finditer(chunk)] + [m.group(0) for m in _IDENT.finditer(chunk)]
-            strong += [m.group(0) for m in _FLAG.finditer(chunk)]
-    strong += [m.group(0) for m in _FILE.finditer(prose)] + [m.group(0) for m in _IDENT.finditer(prose)]
-    strong += [m.group(0) for m in _FLAG.finditer(prose)]
-    seen: list[str] = []
-    for t in strong:
-        t = t.strip(".,:;'\"")
-        if len(t) >= 3 and t.lower() not in _GENERIC and "<" not in t and t not in seen:
-            seen.append(t)
-    step.strong = seen[:12]
-    if not seen:
-        words = [_stem(w) for w in _WORD.findall(prose) if w.lower() not in _STOP]
-        uniq = list(dict.fromkeys(w for w in words if len(w) >= 4))
-        step.weak = sorted(uniq, key=len, reverse=True)[:8]
-    return step
-
-
-def workflow_steps(skill_md: str) -> list[Step]:
-    """The numbered steps of the first 'Workflow' / 'Procedure' / 'Steps' section of a SKILL.md (a numbered list,
-    or '### Step N: …' sub-headings); an indented continuation or a code block belongs to the step above it."""
-    lines = skill_md.splitlines()
-    i = 0
-    while i < len(lines):
-        start = _section_start(lines, i)
-        if start is None:
-            return []
-        level, body_from = start
-        body: list[str] = []
-        in_code = False
-        j = body_from
-        while j < len(lines):
-            ln = lines[j]
-            if _FENCE.match(ln):
-                in_code = not in_code
-            elif not in_code:
-                h = _HEADING.match(ln)
-                if h and len(h.group(1)) <= level and level > 0:
-                    break
-                if level == 0 and (h or _BOLD.match(ln)) and j > body_from:
-                    break
-            body.append(ln)
-            j += 1
-        steps = _steps_of(body)
-        if steps:
-            return [_tokens(s) for s in steps[:MAX_STEPS]]
-        i = j if j > i else i + 1
-    return []
-
-
-def _htext(h: re.Match[str]) -> str:
-    return h.group(2).strip().rstrip("#").rstrip()
-
-
-def _section_start(lines: list[str], i: int) -> tuple[int, int] | None:
-    """(heading level, first body line) of the next workflow heading at or after line i; bold pseudo-headings
-    get level 0. Code blocks are skipped."""
-    in_code = False
-    for k in range(i, len(lines)):
-        ln = lines[k]
-        if _FENCE.match(ln):
-            in_code = not in_code
-            continue
-        if in_code:
-            continue
-        h = _HEADING.match(ln)
-        if h and _WORKFLOW.search(_htext(h)) and not _STEP_HEADING.match(_htext(h)):
-            return len(h.group(1)), k + 1
-        b = _BOLD.match(ln)
-        if b and _WORKFLOW.search(b.group(1)):
-            return 0, k + 1
-    return None
-
-
-def _steps_of(body: list[str]) -> list[Step]:
-    steps: list[Step] = []
-    # '### Step 1: Build the ledger' sub-headings
-    for ln in body:
-        h = _HEADING.match(ln)
-        if h:
-            m = _STEP_HEADING.match(_htext(h))
-            if m and _htext(h).lower().startswith("step"):
-                steps.append(Step(int(m.group(1)), m.group(2).strip()))
-            elif steps:
-                break
-        elif steps:
-            steps[-1].text += "\n" + ln
-    if steps:
-        return steps
-    indent: int | None = None
-    in_code = False
-    for ln in body:
-        if _FENCE.match(ln):
-            in_code = not in_code
-            if steps:
-                steps[-1].text += "\n" + ln
-            continue
-        m = None if in_code else _ITEM.match(ln)
-        if m and (indent is None or len(m.group(1)) <= indent):
-            indent = len(m.group(1)) if indent is None else indent
-            steps.append(Step(int(m.group(2)), m.group(3).strip()))
-        elif steps and (in_code or ln.startswith((" ", "\t")) or not ln.strip() or (m and indent is not None)):
-            steps[-1].text += "\n" + ln
-        elif steps and ln.strip():
-            break  # prose after the list ends it
-    return steps
-
-
-def _performed(step: Step, actions: str) -> bool:
-    if step.strong:
-        for t in step.strong:
-            tl = t.lower()
-            if tl in actions or ("/" in tl and tl.rsplit("/", 1)[-1] in actions):
-                return True
-        return False
-    if not step.weak:
-        return False
-    need = 1 if len(step.weak) <= 2 else 2
-    found = sum(1 for w in step.weak if re.search(r"(?<![a-z])" + re.escape(w), actions))
-    return found >= need
 
 
 def _skill_md_from_task(job: Job, name: str) -> str:
@@ -672,9 +507,13 @@ def _misuse(job: Job, cfg: Settings, a: Analysis) -> Misuse:
     loaded = [s for s in a.skills.values() if s.loaded]
     sub_refs = [f for f in a.sub_files_read() if "references/" in f and f.endswith(".md")]
     # SB-3c
-    if a.literal:
-        out.top_level_only = bool(loaded) and not a.sub_files_read()
-        out.top_evidence = (f"literal: {len(loaded)} skill(s) read, {len(a.sub_files_read())} references file(s)")
+    if a.literal:  # the seed's formula over the paths of the run's read calls
+        reads = [p for e in job.trajectory.events if e.type == TOOL and (e.kind == READ or e.title.startswith("Read"))
+                 for p in e.paths]
+        skill_files = [p for p in reads if p.endswith("SKILL.md")]
+        subs = [p for p in reads if "/references/" in p and p.endswith(".md")]
+        out.top_level_only = bool(skill_files) and not subs
+        out.top_evidence = f"literal: {len(skill_files)} SKILL.md read(s), {len(subs)} references file(s) read"
     elif not loaded:
         out.top_level_only = False
         out.top_evidence = "no SKILL.md was loaded; the agent opened the skill's files directly: " + \
@@ -714,9 +553,9 @@ def _misuse(job: Job, cfg: Settings, a: Analysis) -> Misuse:
         start = s.load_event if s.load_event is not None else s.first
         actions = "\n".join(e.action_text() for e in events if e.type == TOOL and e.index > start).lower()
         judged = [st for st in steps if st.strong or st.weak]
-        done = [st.n for st in judged if _performed(st, actions)]
+        done = [st.n for st in judged if performed(st, actions)]
         missing = [st for st in judged if st.n not in done]
-        first_skipped = bool(judged) and judged[0].n not in done and bool(_FIRST_RULE.search(judged[0].text))
+        first_skipped = bool(judged) and judged[0].n not in done and bool(FIRST_RULE.search(judged[0].text))
         ratio = len(done) / len(judged) if judged else 1.0
         partial = bool(judged) and (ratio < cfg.workflow_follow_ratio or first_skipped)
         checked.append((s, judged, done, missing, partial, first_skipped))
@@ -777,7 +616,9 @@ def skill_invocation(job: Job, cfg: Settings) -> Finding:
         avail = f"; task skills: {', '.join(a.task_skills)}" if a.task_skills else ""
         ev = f"with-skills run, but no skill file was read or run and no skill tool was called{ignored}{avail}"
         if a.literal:
-            ev = "literal: no tool call holds 'Launching skill:', a 'Read SKILL.md' title or references/*.md" + avail
+            subs = a.sub_files_read()
+            ev = ("literal: no tool call holds 'Launching skill:' or a 'Read SKILL.md' title" +
+                  (f" (sub_files_read: {', '.join(quote(p, 120) for p in subs[:4])})" if subs else "") + avail)
         data = _empty(NOT_INVOKED, ev, a)
         if a.task_skills:
             data["task_skills"] = a.task_skills

@@ -254,10 +254,26 @@ def test_generic_reads_of_skill_files(mode):
         assert (f.data["status"], f.data["discovery_method"]) == ("VERIFIED", "Read SKILL.md")
         assert f.data["skills_read"] == ["trace-ledger"]
         assert f.data["sub_files_read"] == ["trace-ledger/references/protocols.md"]
-    else:  # no generic fallback in the seed's code: 'references/…md' anywhere in an event's JSON is a sub-file
-        assert f.data["skills_read"] == ["trace-ledger"]  # (the SKILL.md read counts: its text names references/)
+    else:  # no generic fallback in the seed's code: 'references/…md' anywhere in an event's JSON is a sub-file,
+        # parse_path(evt) its path, and nothing goes to skills_read (the SKILL.md's own text names references/)
+        assert f.data["skills_read"] == []
         assert f.data["sub_files_read"] == ["trace-ledger/SKILL.md", "trace-ledger/references/protocols.md"]
-        assert f.data["discovery_method"] == "Glob fallback"
+        assert (f.data["status"], f.data["discovery_method"]) == ("NOT_INVOKED", "none")
+
+
+def test_literal_skill_md_mentioning_a_reference_is_only_a_sub_file():
+    """The seed's detect_skill_invocations: a Read File of SKILL.md whose text names references/bar.md matches
+    neither 'Launching skill:' nor a 'Read SKILL.md' title, so only sub_files_read gets it (parse_path(evt)) — no
+    skill was read, no Glob fallback. Precise mode counts the SKILL.md read."""
+    j = sjob(read("/root/.claude/skills/foo/SKILL.md", "# Foo\n\nSee references/bar.md for details.\n"),
+             sh("python /root/solve.py", "ok"))
+    lit = sb1(j, LITERAL)
+    assert (lit.status, lit.data["status"], lit.data["discovery_method"]) == ("WARN", "NOT_INVOKED", "none")
+    assert (lit.data["skills_read"], lit.data["sub_files_read"]) == ([], ["foo/SKILL.md"])
+    assert "sub_files_read: foo/SKILL.md" in lit.evidence
+    assert run("SB-3c", j, LITERAL).status == "N/A"  # no skill used
+    precise = sb1(j, PRECISE)
+    assert (precise.data["skills_read"], precise.data["discovery_method"]) == (["foo"], "Read SKILL.md")
 
 
 def test_generic_skill_script_only_is_glob_fallback():
