@@ -4,6 +4,7 @@
     trajaudit merge OUT_DIR SHARD_DIR [SHARD_DIR ...]
     trajaudit audit --attempt-dir DIR --task-dir DIR [--output FILE] [--no-judge] ...   (advisor audit)
     trajaudit summarize --audits DIR [ATTEMPT ...]                                      (advisor verdicts)
+    trajaudit trace-grader (--traces F | --audit F | --transcript F) [--json] ...      (trace-grader report)
 
 It always passes a trusted config (``-c`` the packaged empty ``safe.ini``; a ``-c`` of the caller's comes after it
 and wins), ``--rootdir`` outside the audited trees, ``-p no:cacheprovider`` (nothing is written into the evidence),
@@ -116,6 +117,10 @@ def main(argv: list[str] | None = None) -> int:
         from .advisor.cli import main as advisor_main
 
         return advisor_main(argv)
+    if argv and argv[0] == "trace-grader":  # the original trace-grader's report and exit code (trace_cli.py)
+        from .trace_cli import main as trace_main
+
+        return trace_main(argv[1:])
     if argv and argv[0] == "run":
         argv = argv[1:]
     if not argv or argv[0] in ("-h", "--help"):

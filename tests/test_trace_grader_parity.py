@@ -17,8 +17,10 @@ import json
 import shutil
 from pathlib import Path
 
+import jsonschema
 import pytest
 
+from pytest_trajaudit import trace_cli
 from pytest_trajaudit.aggregate import TRACE_VERDICTS, pass_k_entries, trial_coverage
 from pytest_trajaudit.discovery import JobRef
 from pytest_trajaudit.loaders import traces
@@ -33,6 +35,7 @@ from pytest_trajaudit.settings import Settings
 REFERENCE = next((p / "shared" / "spec" / "reference" / "trace-grader" for p in Path(__file__).resolve().parents[1:4]
                   if (p / "shared" / "spec" / "reference" / "trace-grader").is_dir()),
                  Path(__file__).resolve().parents[1].parent / "shared" / "spec" / "reference" / "trace-grader")
+SCHEMAS = Path(__file__).resolve().parents[1] / "pytest_trajaudit" / "schemas"
 FLAG_KEYS = ("check", "severity", "step", "tool", "detail")
 MARK = {"clean-pass": "PASS", "pass-with-warnings": "WARN", "corrupt-success": "CORRUPT", "fail": "FAIL"}
 PRECISE_EXTRA = {"check": "edited_without_read", "severity": "medium", "step": 4, "tool": "edit",
@@ -182,6 +185,10 @@ def test_through_the_engine_and_the_rollup(ref: Path) -> None:
     assert {e["task"]: (e["k"], e["n_success"], e["n_fail"], e["status"], e["flaky"]) for e in summary["pass_k"]} == {
         "T1-clean": (1, 1, 0, "PASS", False), "T2-corrupt": (1, 1, 0, "PASS", False),
         "T3-flaky": (3, 2, 1, "FAIL", True)}
+    # the original's own summary shape: pass_hat_k a bool, its summary block verbatim, its exit code
+    golden = json.loads((ref / "fixtures-report.json").read_text(encoding="utf-8"))
+    assert summary["trace_grader"] == {"pass_k": golden["pass_k"], "summary": golden["summary"], "exit_code": 3}
+    jsonschema.validate(summary, json.loads((SCHEMAS / "summary.schema.json").read_text()))
 
 
 def test_end_to_end_through_pytest(ref: Path, pytester: pytest.Pytester) -> None:
@@ -198,3 +205,86 @@ def test_end_to_end_through_pytest(ref: Path, pytester: pytest.Pytester) -> None
     assert summary["trace_verdicts"] == {"clean-pass": 3, "pass-with-warnings": 0, "corrupt-success": 1, "fail": 1}
     assert {e["task"]: (e["k"], e["n_success"], e["status"]) for e in summary["pass_k"]} == {
         "T1-clean": (1, 1, "PASS"), "T2-corrupt": (1, 1, "PASS"), "T3-flaky": (3, 2, "FAIL")}
+    tg = summary["trace_grader"]
+    assert (tg["summary"]["tasks_repeatable"], tg["summary"]["tasks_flaky"], tg["exit_code"]) == (2, 1, 3)
+    assert tg["pass_k"]["T3-flaky"] == {"k": 3, "n_success": 2, "n_fail": 1, "pass_hat_k": False}
+
+
+# ------------------------------------------------------------------------- the trace-grader command line
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = trace_cli.main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_prints_the_golden_text_report_and_exits_3(ref: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _cli(capsys, "--traces", str(ref / "trace-grader.fixtures.json"),
+                        "--config", str(ref / "trace-grader.config.yaml"), "--literal")
+    assert code == 3
+    assert out == (ref / "fixtures-report.txt").read_text(encoding="utf-8")
+
+
+def test_cli_json_is_the_golden_json_report_byte_for_byte(ref: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _cli(capsys, "--traces", str(ref / "trace-grader.fixtures.json"),
+                        "--config", str(ref / "trace-grader.config.yaml"), "--literal", "--json")
+    assert code == 3
+    assert out == (ref / "fixtures-report.json").read_text(encoding="utf-8")
+    assert isinstance(json.loads(out)["pass_k"]["T1-clean"]["pass_hat_k"], bool)
+
+
+def test_cli_through_the_trajaudit_command(ref: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_trajaudit.cli import main
+
+    code = main(["trace-grader", "--traces", str(ref / "trace-grader.fixtures.json"), "--json",
+                 "--config", str(ref / "trace-grader.config.yaml")])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 3 and out["summary"]["tasks_flaky"] == 1  # precise mode: same summary (the 7th flag is medium)
+
+
+def _traces(tmp_path: Path, runs: list[dict]) -> str:
+    p = tmp_path / "traces.json"
+    p.write_text(json.dumps({"runs": runs}), encoding="utf-8")
+    return str(p)
+
+
+def test_cli_exit_codes_follow_the_original(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    read = {"tool": "Read", "args": {"file_path": "/a"}}
+    many = [read] * 41  # over the engine default budget of 40: a low flag, a warning only
+    assert _cli(capsys, "--traces", _traces(tmp_path, [{"task": "T", "ok": True, "steps": many}]))[0] == 0
+    # a task whose only run did not deliver is flaky (RULES.md D quirk, k=1) → 3
+    assert _cli(capsys, "--traces", _traces(tmp_path, [{"task": "T", "ok": False, "steps": [read]}]))[0] == 3
+    code, out, _ = _cli(capsys, "--traces", _traces(tmp_path, [{"task": "T", "ok": True, "steps": [read]}]), "--json")
+    assert code == 0 and json.loads(out)["summary"]["verdicts"]["clean-pass"] == 1
+
+
+def test_cli_judge_axis_is_active_only_when_verified_and_enabled(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    traces_file = _traces(tmp_path, [{"task": "T", "ok": True, "steps": [{"tool": "Read", "args": {}}]}])
+    for body, axis in (("verified: true\n", "disabled (adapter, verified:false)"),
+                       ("verified: true\njudge:\n  enabled: true\n", "active")):
+        (tmp_path / "c.yaml").write_text(body, encoding="utf-8")
+        _, out, _ = _cli(capsys, "--traces", traces_file, "--config", str(tmp_path / "c.yaml"), "--json")
+        assert json.loads(out)["summary"]["judge_axis"] == axis
+
+
+def test_cli_unusable_input_fails_closed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "traces.json"
+    bad.write_text('{"runs": [', encoding="utf-8")
+    code, out, err = _cli(capsys, "--traces", str(bad))
+    assert (code, out) == (2, "") and err.startswith("error: ") and "traces.json" in err and len(err.splitlines()) == 1
+    with pytest.raises(SystemExit) as exc:  # no input: argparse's usage error, as the original
+        trace_cli.main([])
+    assert exc.value.code == 2
+
+
+def test_cli_hooklib_log_in_literal_mode_counts_pre_and_post(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "audit.jsonl"
+    log.write_text("".join(json.dumps({"ts": "t", "event": e, "session_id": "S", "tool_name": "Edit",
+                                       "file_path": "/a.py"}) + "\n" for e in ("PreToolUse", "PostToolUse")))
+    code, out, _ = _cli(capsys, "--audit", str(log), "--task", "my-task", "--literal", "--json")
+    [run] = json.loads(out)["runs"]
+    assert (code, run["task"], run["run_id"], run["step_count"]) == (0, "my-task", "S", 2)
+    assert [f["check"] for f in run["flags"]] == ["edited_without_read"]

@@ -29,6 +29,7 @@ import orjson
 from .. import linre
 from ..loaders.common import split_words
 from ..model import EDIT, EXECUTE, FETCH, READ, SEARCH, TOOL, Event, Finding, Job
+from ..report.tracegrader import JUDGE_DISABLED
 from ..settings import Settings
 from . import principle
 from ._shell import first_word, is_full_write, write_targets
@@ -359,7 +360,13 @@ def _seen_suffix(path: str, seen: set[str]) -> bool:
 def _base(job: Job, steps: list[Step], cfg: Settings) -> dict:
     delivered, source = delivery(job, cfg.literal)
     return {"step_count": len(steps), "delivered": delivered, "delivered_source": source,
-            "mode": "literal" if cfg.literal else "precise"}
+            "mode": "literal" if cfg.literal else "precise", "judge_axis": judge_axis(cfg)}
+
+
+def judge_axis(cfg: Settings) -> str:
+    """The original's agent-as-judge line: "active" only when the rules file says ``verified: true`` and
+    ``judge.enabled: true``; otherwise its fixed string, whatever ``verified`` says (RULES.md D)."""
+    return "active" if cfg.rules.verified and cfg.rules.judge_enabled else JUDGE_DISABLED
 
 
 def _finding(check: str, flags: list[dict], data: dict, cfg: Settings, ok: str) -> Finding:

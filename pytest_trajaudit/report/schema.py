@@ -374,6 +374,34 @@ class ConfigResult(BaseModel):
     mean_reward: float | None
 
 
+class TraceGraderPassK(BaseModel):
+    """The original trace-grader's pass^k of one task (its runs grouped by task name alone)."""
+
+    k: int
+    n_success: int
+    n_fail: int
+    pass_hat_k: bool = Field(description="every one of the task's k runs delivered")
+
+
+class TraceGraderCounts(BaseModel):
+    n_runs: int
+    n_tasks: int
+    verdicts: dict[TraceVerdict, int]
+    tasks_repeatable: int
+    tasks_flaky: int = Field(description="tasks whose pass^k is false (a task whose only run failed included)")
+    judge_axis: str = Field(description='"active" only when verified and judge.enabled, else '
+                                        '"disabled (adapter, verified:false)"')
+
+
+class TraceGraderSummary(BaseModel):
+    """The original trace-grader's report summary over the runs a trace-grader item judged."""
+
+    pass_k: dict[str, TraceGraderPassK]
+    summary: TraceGraderCounts
+    exit_code: Literal[0, 3] = Field(description="the original's exit: 3 if a run is a corrupt success or a task is "
+                                                 "flaky, else 0")
+
+
 class SkillImpact(_Open):
     """SB-2 for one task × agent × model: the seed's six fields first, then trial counts and the caveat."""
 
@@ -458,6 +486,8 @@ class Summary(BaseModel):
     configs: dict[str, ConfigResult]
     trace_verdicts: dict[TraceVerdict, int]
     pass_k: list[PassK]
+    trace_grader: TraceGraderSummary | None = Field(
+        default=None, description="the original trace-grader's summary shape; null when no trace-grader item judged a job")
     skill_impact: dict[str, SkillImpact] = Field(default_factory=dict)
     skills_flags: list[SkillsFlag] = Field(default_factory=list)
     groups: list[GroupSummary] = Field(default_factory=list)

@@ -21,6 +21,7 @@ from ..aggregate import (
 )
 from ..completeness import Coverage
 from ..judges.stats import Totals
+from . import tracegrader
 from .audit import build_audit, trace_grader_block, write_json_atomic, write_text_atomic
 from .html import render as render_html
 from .markdown import render as render_markdown
@@ -240,16 +241,24 @@ class Rollup:
 
     def trace_sections(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
         """Adds each job's trace-grader run verdict (``trace_grader``) to ``jobs``; returns the run-verdict
-        counts and one pass^k entry per task group (trials of one task, agent, model and condition)."""
+        counts, one pass^k entry per task group (trials of one task, agent, model and condition) and the original
+        trace-grader's summary block (``trace_grader``; None when no trace-grader item judged a job)."""
         counts = dict.fromkeys(TRACE_VERDICTS, 0)
+        blocks, axis = [], tracegrader.JUDGE_DISABLED
         for job in jobs:
-            block = trace_grader_block(self.jobs[job["job"]]["meta"], self.jobs[job["job"]]["records"])
+            recs = self.jobs[job["job"]]["records"]
+            block = trace_grader_block(self.jobs[job["job"]]["meta"], recs)
             job["trace_grader"] = None if block is None else {
                 k: block[k] for k in ("verdict", "delivered", "step_count", "n_flags", "corrupt_success")}
             if block is not None:
                 counts[block["verdict"]] += 1
+                blocks.append(block)
+                axis = next((d["judge_axis"] for r in recs.values()
+                             if isinstance(d := r.get("data"), dict) and isinstance(d.get("judge_axis"), str)), axis)
         records = [{**j, "delivered": (j["trace_grader"] or {}).get("delivered")} for j in jobs]
-        return {"trace_verdicts": counts, "pass_k": pass_k_entries(records)}
+        # the original trace-grader's own summary shape and exit code (report/tracegrader.py)
+        return {"trace_verdicts": counts, "pass_k": pass_k_entries(records),
+                "trace_grader": tracegrader.summary_block(blocks, axis)}
 
     def skills_sections(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
         """``skill_impact`` (SB-2: with vs without skills per task, agent and model, keyed by the agent/shim name,
