@@ -396,13 +396,49 @@ def _impact_keys(keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str],
     return {k: f"{k[0]}/{k[1]}@{k[2]}#{i}" for i, k in enumerate(keys)}
 
 
+def skill_quote_fields(sb1_data: Mapping[str, Any]) -> dict[str, Any]:
+    """A trial's SB-2 quote as its SB-1 finding recorded it: ``skill_quote`` ({text, event, source}) or None, and
+    ``skill_quote_missing`` (why there is none)."""
+    q = sb1_data.get("quote")
+    ok = isinstance(q, Mapping) and isinstance(q.get("text"), str) and q["text"].strip()
+    missing = sb1_data.get("quote_missing")
+    return {"skill_quote": {"text": q["text"], "event": q.get("event"), "source": str(q.get("source") or "")}
+            if ok else None,
+            "skill_quote_missing": None if ok else (str(missing) if missing else None)}
+
+
+def _impact_quote(arm: Sequence[Mapping[str, Any]], outcome: str, given: str | None) -> dict[str, Any]:
+    """The quote of a helped / hurt entry: ``given`` when the caller supplied one, else the ``skill_quote`` of a
+    with-skills trial — the best-rewarded one for helped (where the skill unlocked the step), the worst-rewarded for
+    hurt (where it misled) — with the job it came from; ``quote_missing`` says why there is none."""
+    out: dict[str, Any] = {"quote": None, "quote_job": None, "quote_source": None, "quote_missing": None}
+    if outcome not in (SKILL_HELPED, SKILL_HURT):
+        return out
+    if given:
+        return {**out, "quote": given, "quote_source": "given"}
+    rewarded = sorted((t for t in arm if _reward(t) is not None),
+                      key=lambda t: ((-1 if outcome == SKILL_HELPED else 1) * float(_reward(t) or 0.0),
+                                     str(t.get("job") or "")))
+    pick = next((t for t in rewarded if isinstance(t.get("skill_quote"), Mapping)), None)
+    if pick is not None:
+        q = pick["skill_quote"]
+        return {**out, "quote": q["text"], "quote_job": str(pick.get("job") or ""), "quote_source": q.get("source")}
+    why = list(dict.fromkeys(f"{t.get('job') or '?'}: {t.get('skill_quote_missing') or 'no SB-1 record of the trial'}"
+                             for t in rewarded))
+    out["quote_missing"] = "no with-skills trial has a quotable moment (" + "; ".join(why[:3]) + (
+        f"; +{len(why) - 3} more" if len(why) > 3 else "") + ")"
+    return out
+
+
 def skill_impact(trials: Sequence[Mapping[str, Any]], *, unlock_quotes: Mapping[str, str] | None = None,
                  misled_quotes: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
     """SB-2: per task × agent × model with rewarded trials in both arms, the mean reward with and without skills,
     Δ = (with − without) × 100 in pp, the outcome at ±10 pp, trial counts and the noise caveat (one trial per arm
     and |Δ| < 30 pp → likely noise; fewer than 3 trials per arm → say so). Trials without a reward are not counted.
-    ``unlock_quotes`` / ``misled_quotes`` (keyed by the entry key or the agent name) fill ``unlock_quote`` on a
-    helped entry and ``misled_quote`` on a hurt one; the other stays null. Never blocking."""
+    ``unlock_quote`` on a helped entry and ``misled_quote`` on a hurt one (the other stays null) come from
+    ``unlock_quotes`` / ``misled_quotes`` (keyed by the entry key or the agent name) when given, else from the
+    with-skills trials' ``skill_quote`` (:func:`_impact_quote`), with ``quote_job`` and ``quote_source``; a helped or
+    hurt entry with nothing to quote says why in ``quote_missing``. Never blocking."""
     groups = {k: v for k, v in skill_groups(trials).items()
               if any(_reward(t) is not None for t in v["with-skills"])
               and any(_reward(t) is not None for t in v["no-skills"])}
@@ -436,10 +472,12 @@ def skill_impact(trials: Sequence[Mapping[str, Any]], *, unlock_quotes: Mapping[
         evidence = f"mean reward {mw:.2f} with skills ({len(w)} trial(s)) vs {mn:.2f} without ({len(n)})"
         if outcome == SKILL_NOOP and sb1 and set(sb1) == {"NOT_INVOKED"}:
             evidence += f"; skills never read (SB-1 NOT_INVOKED on all {sb1['NOT_INVOKED']} judged with-skills trials)"
+        q = _impact_quote(arms["with-skills"], outcome, unlock if outcome == SKILL_HELPED else misled)
         out[name] = {
             "with_skills_reward": round(mw, 6), "no_skills_reward": round(mn, 6), "delta_pp": round(delta, 1),
-            "outcome": outcome, "unlock_quote": unlock if outcome == SKILL_HELPED else None,
-            "misled_quote": misled if outcome == SKILL_HURT else None,
+            "outcome": outcome, "unlock_quote": q["quote"] if outcome == SKILL_HELPED else None,
+            "misled_quote": q["quote"] if outcome == SKILL_HURT else None, "quote_job": q["quote_job"],
+            "quote_source": q["quote_source"], "quote_missing": q["quote_missing"],
             "task": task, "agent": agent, "model": model, "n_with_skills": len(w), "n_no_skills": len(n),
             "with_skills_rewards": w, "no_skills_rewards": n, "likely_noise": noise, "caveat": caveat,
             "sb1": dict(sorted(sb1.items())), "evidence": evidence,

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .aggregate import Outcome, job_verdict, pass_k_entries, skill_impact, trial_coverage
+from .aggregate import Outcome, job_verdict, pass_k_entries, skill_impact, skill_quote_fields, trial_coverage
 from .discovery import JobRef
 from .engine import JobAudit
 from .principles import Principle, integrity_codes
@@ -82,6 +82,7 @@ def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> d
         "integrity": {c: results[c].status for c in integrity if c in results},
         "computed": sorted(c for c in results if c in need),
         "sb1": sb1_status if sb1_status in ("VERIFIED", "PARTIAL", "NOT_INVOKED") else None,
+        **skill_quote_fields((sb1.data or {}) if sb1 is not None else {}),
     }
 
 
@@ -203,7 +204,8 @@ def evaluate_passk(records: list[dict[str, Any]], *, strict: bool = False, trial
 
 def evaluate_sb2(records: list[dict[str, Any]]) -> GroupResult:
     """SB-2 skill impact of the group (never blocking): Δ per task × agent × model across conditions. hurt → WARN;
-    helped / no-op → PASS; N/A without a with-skills and a without-skills arm that both have rewards."""
+    helped without a quote (no with-skills trial holds one) → WARN with the reason; helped / no-op → PASS; N/A
+    without a with-skills and a without-skills arm that both have rewards."""
     impact = skill_impact(records)
     data: dict[str, Any] = {"skill_impact": impact}
     if not impact:
@@ -213,9 +215,15 @@ def evaluate_sb2(records: list[dict[str, Any]]) -> GroupResult:
 
     def line(k: str, v: dict[str, Any]) -> str:
         return f"{k}: Δ {v['delta_pp']:+.1f} pp {v['outcome']} ({v['evidence']})" + (
-            f"; {v['caveat']}" if v.get("caveat") else "")
+            f"; {v['caveat']}" if v.get("caveat") else "") + (
+            f"; no quote: {v['quote_missing']}" if v.get("quote_missing") else "")
 
     hurt = {k: v for k, v in impact.items() if v["outcome"] == "hurt"}
     if hurt:
         return GroupResult("WARN", "skills hurt: " + "; ".join(line(k, v) for k, v in list(hurt.items())[:3]), data)
+    # the spec requires a quote for every helped / hurt outcome: one without any is reported, with the reason
+    unquoted = {k: v for k, v in impact.items() if v.get("quote_missing")}
+    if unquoted:
+        return GroupResult("WARN", "; ".join(f"{k}: {v['outcome']} but no quote: {v['quote_missing']}"
+                                             for k, v in list(unquoted.items())[:3]), data)
     return GroupResult("PASS", "; ".join(line(k, v) for k, v in list(impact.items())[:3]), data)

@@ -25,6 +25,17 @@ CHEAT_LINES = [
 ]
 
 
+# a with-skills run that loads a skill and says what it takes from it (SB-2's quote)
+SKILL_LINES = [
+    {"type": "user_message", "text": "do x"},
+    {"type": "tool_call", "tool_call_id": "t1", "kind": "other", "title": "Skill", "status": "completed",
+     "content": [{"type": "content", "content": {"type": "text", "text": "Launching skill: ledger"}}]},
+    {"type": "agent_message", "text": "The skill says to build the ledger first; doing that."},
+    {"type": "tool_call", "tool_call_id": "t2", "kind": "execute", "title": "Terminal", "status": "completed",
+     "rawInput": {"command": "python ledger.py"}},
+]
+
+
 def trial(root: Path, task: str, n: int, reward: float | None, *, mode: str | None = None, lines=None,
           rollout: str | None = None) -> Path:
     result = {"task_name": task, "rollout_name": rollout or f"{task}__{n}", "n_tool_calls": 1}
@@ -105,12 +116,34 @@ def test_sb2_hurt_warns_helped_passes_and_no_pair_is_na() -> None:
     def arm(cond: str, *rewards: float) -> list[dict]:
         return [rec(f"{cond}{i}", r, condition=cond) for i, r in enumerate(rewards)]
 
-    helped = evaluate_sb2(arm("with-skills", 1.0, 1.0) + arm("no-skills", 0.0, 0.0))
+    quote = {"skill_quote": {"text": "build the ledger first", "event": 3, "source": "agent message #3"}}
+    with_arm = [rec("w0", 1.0, condition="with-skills", **quote), rec("w1", 0.5, condition="with-skills")]
+    helped = evaluate_sb2(with_arm + arm("no-skills", 0.0, 0.0))
     assert helped.status == "PASS" and "helped" in helped.evidence
+    [entry] = helped.data["skill_impact"].values()
+    assert (entry["unlock_quote"], entry["misled_quote"], entry["quote_job"]) == ("build the ledger first", None, "w0")
     hurt = evaluate_sb2(arm("with-skills", 0.0, 0.0) + arm("no-skills", 1.0, 1.0))
     assert hurt.status == "WARN" and "hurt" in hurt.evidence
     none = evaluate_sb2(arm("with-skills", 1.0, 0.0))
     assert none.status == "N/A" and "with-skills" in none.evidence
+
+
+def test_sb2_helped_or_hurt_without_a_quote_says_why() -> None:
+    """The spec requires a quote for every helped / hurt outcome: none to be had is a WARN with the reason."""
+    missing = {"skill_quote_missing": "no skill was read or run in this run"}
+    helped = evaluate_sb2([rec("w0", 1.0, condition="with-skills", **missing), rec("n0", 0.0, condition="no-skills")])
+    assert helped.status == "WARN"
+    assert helped.evidence == ("a: helped but no quote: no with-skills trial has a quotable moment (w0: no skill was "
+                               "read or run in this run)")
+    [entry] = helped.data["skill_impact"].values()
+    assert entry["unlock_quote"] is None and entry["quote_missing"].startswith("no with-skills trial")
+    hurt = evaluate_sb2([rec("w0", 0.0, condition="with-skills",
+                             skill_quote={"text": "skip the ledger", "event": 2, "source": "s"}),
+                         rec("w1", 0.5, condition="with-skills", skill_quote={"text": "x", "event": 2, "source": "s"}),
+                         rec("n0", 1.0, condition="no-skills")])
+    [entry] = hurt.data["skill_impact"].values()
+    # the worst-rewarded with-skills trial is where the skill misled
+    assert (entry["misled_quote"], entry["unlock_quote"], entry["quote_job"]) == ("skip the ledger", None, "w0")
 
 
 def test_a_record_lacking_the_integrity_principles_is_incomplete() -> None:
@@ -187,7 +220,7 @@ def test_trials_option_makes_missing_and_duplicated_trials_an_error(pytester: py
 def test_sb2_pairs_conditions_across_folders(pytester: pytest.Pytester) -> None:
     root = pytester.path / "runs"
     for i in (1, 2):
-        trial(root / "with", "lift", i, 1.0, mode="with-skills")
+        trial(root / "with", "lift", i, 1.0, mode="with-skills", lines=SKILL_LINES)
         trial(root / "without", "lift", i, 0.0, mode="no-skills")
         trial(root / "with", "sink", i, 0.0, mode="with-skills")
         trial(root / "without", "sink", i, 1.0, mode="no-skills")
@@ -201,6 +234,14 @@ def test_sb2_pairs_conditions_across_folders(pytester: pytest.Pytester) -> None:
     groups = {g["task"]: g for g in json.loads((pytester.path / "out" / "summary.json").read_text())["groups"]}
     assert "Δ +100.0 pp helped" in groups["lift"]["evidence"]
     assert [v["outcome"] for v in groups["lift"]["data"]["skill_impact"].values()] == ["helped"]
+    [lift] = groups["lift"]["data"]["skill_impact"].values()
+    assert lift["unlock_quote"] == "The skill says to build the ledger first; doing that."
+    assert lift["quote_job"].endswith("lift__1") and "after loading ledger" in lift["quote_source"]
+    run(pytester, root, "-m", "skills", "--trajaudit-report=full")  # summary.json's skill_impact: from SB-1 items
+    summary = json.loads((pytester.path / "full" / "summary.json").read_text())
+    impact = {v["task"]: v for v in summary["skill_impact"].values()}
+    assert impact["lift"]["unlock_quote"] == "The skill says to build the ledger first; doing that."
+    assert impact["sink"]["misled_quote"] is None and "no skill was read or run" in impact["sink"]["quote_missing"]
 
 
 def test_principles_option_selects_group_codes_and_markers_select_families(pytester: pytest.Pytester) -> None:
@@ -231,7 +272,7 @@ def test_summary_groups_are_the_same_serial_under_xdist_and_when_jobs_are_desele
     pytest.importorskip("xdist")
     root = pytester.path / "runs"
     for i in (1, 2, 3):
-        trial(root / "with", "t", i, 1.0 if i < 3 else 0.0, mode="with-skills")
+        trial(root / "with", "t", i, 1.0 if i < 3 else 0.0, mode="with-skills", lines=SKILL_LINES)
         trial(root / "without", "t", i, 0.0, mode="no-skills")
         trial(root / "with", "u", i, 1.0, lines=CHEAT_LINES if i == 2 else None)
     serial, full = summary_groups(pytester, root, "r0")

@@ -42,6 +42,7 @@ from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..settings import Settings
 from . import principle
 from ._shell import failed_by_output, first_word, write_targets
+from ._skill_quote import skill_quote
 from ._skill_workflow import FIRST_RULE, performed, workflow_steps
 
 VERIFIED, PARTIAL, NOT_INVOKED = "VERIFIED", "PARTIAL", "NOT_INVOKED"
@@ -598,6 +599,14 @@ def _empty(status: str, evidence: str, a: Analysis | None = None) -> dict:
             "evidence": evidence}
 
 
+def _quote(job: Job, a: Analysis) -> tuple[dict | None, str | None]:
+    """SB-2's quote for this run: the moment after its first skill use (principles/_skill_quote.py)."""
+    first = min(a.skills.values(), key=lambda s: s.load_event if s.load_event is not None else s.first)
+    anchor = first.load_event if first.load_event is not None else first.first
+    q, why = skill_quote(job.trajectory.events, anchor, first.name)
+    return q, (why or None)
+
+
 @principle("SB-1", "skill invocation", tier="C0", family="skills", key="skill_invocation", role="info")
 def skill_invocation(job: Job, cfg: Settings) -> Finding:
     """Did a with-skills run load its skills (audit-skillsbench.md SB-1)? VERIFIED → PASS: a skill was used and
@@ -620,6 +629,7 @@ def skill_invocation(job: Job, cfg: Settings) -> Finding:
             ev = ("literal: no tool call holds 'Launching skill:' or a 'Read SKILL.md' title" +
                   (f" (sub_files_read: {', '.join(quote(p, 120) for p in subs[:4])})" if subs else "") + avail)
         data = _empty(NOT_INVOKED, ev, a)
+        data["quote"], data["quote_missing"] = None, "no skill was read or run in this run"
         if a.task_skills:
             data["task_skills"] = a.task_skills
         return Finding.warn(ev, data)
@@ -636,6 +646,7 @@ def skill_invocation(job: Job, cfg: Settings) -> Finding:
     elif m.partial is None:
         ev += f" (workflow not checked: {m.partial_evidence})"
     data = _empty(status, ev, a)
+    data["quote"], data["quote_missing"] = _quote(job, a)
     if a.ignored:
         data["ignored"] = a.ignored[:10]
     if a.task_skills:

@@ -411,6 +411,9 @@ class SkillImpact(_Open):
     outcome: Literal["helped", "hurt", "no-op"]
     unlock_quote: str | None
     misled_quote: str | None
+    quote_job: str | None = Field(default=None, description="the with-skills job the quote comes from")
+    quote_source: str | None = Field(default=None, description="the trajectory moment quoted, or \"given\"")
+    quote_missing: str | None = Field(default=None, description="a helped / hurt entry with nothing to quote: why")
     task: str
     agent: str
     model: str

@@ -16,6 +16,7 @@ from ..aggregate import (
     pass_k_entries,
     pr_verdict,
     skill_impact,
+    skill_quote_fields,
     skills_flags,
     verdict_counts,
 )
@@ -269,6 +270,7 @@ class Rollup:
             sb1 = (recs.get("SB-1") or {}).get("data") or {}
             trials.append({**j, "sb1": sb1.get("status") if sb1.get("status") in ("VERIFIED", "PARTIAL", "NOT_INVOKED")
                            else None, "leak": bool(sb1.get("leak")),
+                           **skill_quote_fields(sb1),
                            "top_level_only": ((recs.get("SB-3c") or {}).get("data") or {}).get("top_level_only"),
                            "partial_follow_through": ((recs.get("SB-3a") or {}).get("data") or {}).get(
                                "partial_follow_through")})

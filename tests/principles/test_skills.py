@@ -815,3 +815,34 @@ def _task(tmp_path: Path, skills: dict[str, str | None], references: dict[str, l
         for f in files:
             (sdir / name / "references" / f).write_text("deep")
     return Task(dir=tdir, name="t", skills_dir=sdir)
+
+
+# =========================================================================================== SB-2 quotes (per trial)
+
+def test_sb1_records_the_agents_words_after_the_skill_load_as_the_sb2_quote():
+    secret = "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
+    j = sjob(read("/root/in.csv", "a,b"), skill_tool("trace-ledger", SKILL_MD),
+             thought(f"The skill says: build the ledger before inference. key {secret} " + "x" * 400),
+             sh("python ledger.py", "ok"))
+    f = sb1(j)
+    q = f.data["quote"]
+    assert q["text"].startswith("The skill says: build the ledger before inference.")
+    assert secret not in q["text"] and len(q["text"]) <= 300 and q["text"].endswith("…")
+    assert "after loading trace-ledger" in q["source"] and "Skill" in q["source"]
+    assert f.data["quote_missing"] is None
+
+
+def test_sb1_quote_falls_back_to_the_step_that_applied_the_skill():
+    j = sjob(codex_read_skill("/root/.codex/skills/trace-ledger/SKILL.md", SKILL_MD),
+             sh("python scripts/classify.py --strict > /root/out.json", "done"))
+    q = sb1(j).data["quote"]
+    assert q["text"] == "python scripts/classify.py --strict > /root/out.json" and q["source"].startswith("step #")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_sb1_without_anything_to_quote_says_why(mode):
+    loaded_last = sb1(sjob(read("/root/in.csv"), skill_tool("trace-ledger")), MODES[mode])
+    assert loaded_last.data["quote"] is None
+    assert loaded_last.data["quote_missing"].startswith("nothing after loading trace-ledger")
+    never = sb1(sjob(read("/root/in.csv")), MODES[mode])
+    assert never.data["quote"] is None and never.data["quote_missing"] == "no skill was read or run in this run"
