@@ -97,7 +97,10 @@ def test_skillsbench_pr_review_writes_the_report_and_rejects_a_cheat(pytester: p
     assert "PR verdict: APPROVE WITH CAVEATS" in out  # no oracle run shipped with the trials
     summary = json.loads((pytester.path / "trajaudit-out" / "summary.json").read_text())
     sb2 = next(g for g in summary["groups"] if g["code"] == "SB-2")
-    assert sb2["status"] == "PASS" and "+66.7 pp helped" in sb2["evidence"]
+    # the with-skills copies load no skill: helped, but nothing to quote — said, not passed silently
+    [impact] = sb2["data"]["skill_impact"].values()
+    assert (impact["delta_pp"], impact["outcome"], impact["unlock_quote"]) == (66.7, "helped", None)
+    assert sb2["status"] == "WARN" and "helped but no quote" in sb2["evidence"]
     report = (pytester.path / "trajaudit-out" / "report.md").read_text()
     assert "APPROVE WITH CAVEATS" in report
     copy_trial(CHEAT, jobs / "with-skills", "citation-check__C1")
