@@ -94,6 +94,8 @@ class Analysis:
     # literal mode: the seed's sub_files_read — parse_path(evt) of each tool call that matched only
     # references/.*\.md; such a call is not a skill use (it fills no skills_read)
     literal_subs: list[str] = field(default_factory=list)
+    # literal mode: the seed's skills_read, one entry per matching call (parse_skill_name / parse_codex_path)
+    literal_reads: list[str] = field(default_factory=list)
     literal_sub_events: list[int] = field(default_factory=list)
     literal_sub_notes: list[str] = field(default_factory=list)
 
@@ -102,6 +104,8 @@ class Analysis:
         return bool(self.skills)
 
     def skills_read(self) -> list[str]:
+        if self.literal:
+            return list(self.literal_reads)
         return list(self.skills)
 
     def sub_files_read(self) -> list[str]:
@@ -396,6 +400,7 @@ def _analyze_literal(job: Job, a: Analysis) -> None:
             m = re.search(r"Launching skill:\s*([^\s\"\\]+)", flat)
             name = m.group(1) if m else f"skill#{e.index}"
             s = _use(a, name, e, SKILL_TOOL)
+            a.literal_reads.append(name)  # skills_read.append(parse_skill_name(flat))
             s.loaded, s.load_event = True, s.load_event if s.load_event is not None else e.index
             s.notes.append(f"{e.label()}: 'Launching skill: {quote(name, 80)}'")
             if not s.text:
@@ -407,6 +412,8 @@ def _analyze_literal(job: Job, a: Analysis) -> None:
             name = hit[0] if hit else (m.group(1) if (m := _FRONTMATTER_NAME.search(e.output[:3000]))
                                        else f"skill#{e.index}")
             s = _use(a, name, e, READ_SKILL_MD)
+            # skills_read.append(parse_codex_path(evt)): <skill>/SKILL.md, as in the seed's SB-3c example
+            a.literal_reads.append(f"{hit[0]}/{hit[1]}" if hit else (target or name))
             s.loaded, s.load_event = True, s.load_event if s.load_event is not None else e.index
             s.notes.append(f"{e.label()}: {quote(e.title, 80)}")
             if not s.text and e.output.strip():

@@ -148,7 +148,8 @@ def test_seed_partial_example_codex_reads_three_manifests_only(mode):
     j = sjob(*reads, sh("awk -F'\\t' '$4<=$5' /root/traces/aborts.tsv > /root/out.txt", ""), reward=0.45)
     f = sb1(j, MODES[mode])
     assert (f.status, f.data["status"]) == ("WARN", "PARTIAL")
-    assert f.data["skills_read"] == names
+    # literal: parse_codex_path, the seed's SB-3c example `skills_read = ["<skill>/SKILL.md", ...]`
+    assert f.data["skills_read"] == ([f"{n}/SKILL.md" for n in names] if mode == "literal" else names)
     assert f.data["sub_files_read"] == []
     assert f.data["discovery_method"] == "Read SKILL.md"
     c = sb3c(j, MODES[mode])
@@ -846,3 +847,10 @@ def test_sb1_without_anything_to_quote_says_why(mode):
     assert loaded_last.data["quote_missing"].startswith("nothing after loading trace-ledger")
     never = sb1(sjob(read("/root/in.csv")), MODES[mode])
     assert never.data["quote"] is None and never.data["quote_missing"] == "no skill was read or run in this run"
+
+
+def test_literal_skills_read_appends_once_per_matching_call():
+    """The seed's detect_skill_invocations appends on every match: a skill launched twice is listed twice."""
+    j = sjob(skill_tool("ledger"), sh("python a.py", "ok"), skill_tool("ledger"), sh("python b.py", "ok"))
+    assert sb1(j, LITERAL).data["skills_read"] == ["ledger", "ledger"]
+    assert sb1(j, PRECISE).data["skills_read"] == ["ledger"]
