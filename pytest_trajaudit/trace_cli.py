@@ -8,7 +8,8 @@ Input precedence is the original's: ``--traces`` > ``--audit`` > ``--transcript`
 Each run of the file (a ``traces.json`` run, an audit log's session, a Claude Code session) is graded by the
 trace-grader checks under ``--config`` (the original's ``trace-grader.config.yaml`` or a ``--trajaudit-rules``
 file; the engine defaults without it), and the original's report is printed: text, or its JSON with ``--json``.
-``--task`` names the task of an audit log's or a transcript's runs (default: the session id). Exit code: 3 when a
+``--task`` names the task of an audit log's or a transcript's runs (default: the session id; a transcript's run
+and task are named after its file). Exit code: 3 when a
 run is a corrupt success or a task is flaky, else 0 (report/tracegrader.py). An unreadable file, a file with no run
 in it, or a bad ``--config`` prints one line naming the file and the problem and exits 2: the original skips
 unparseable lines and tracebacks (exit 1) on malformed JSON; here unusable input fails closed.
@@ -41,8 +42,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def grade(path: Path, settings, task: str | None = None) -> list[dict]:
+def grade(path: Path, settings, task: str | None = None, transcript: bool = False) -> list[dict]:
     """The trace-grader block of every run in ``path`` (report.audit.trace_grader_block), in file order.
+    ``transcript``: a session transcript carries no task verdict, so a run of unknown delivery is reported
+    delivered, as the original forces a transcript's ``run.ok`` (its verdict is graded that way already).
     Raises TraceInputError for a file that cannot be read or holds no run."""
     from .engine import audit_job
     from .loaders.multi import file_jobs
@@ -59,8 +62,9 @@ def grade(path: Path, settings, task: str | None = None) -> list[dict]:
         block = trace_grader_block(audit.meta, records)
         if block is None:
             continue
-        if task:
-            block["task"] = task
+        block["task"] = task or block["task"] or block["run_id"]  # the original: --task, else the session
+        if transcript and block["delivered"] is None:
+            block["delivered"] = True
         blocks.append(block)
     if not blocks:
         raise TraceInputError(f"{path}: no run to grade")
@@ -74,15 +78,16 @@ def main(argv: list[str] | None = None) -> int:
     from .settings import Settings
 
     args = _parser().parse_args(argv)
-    source, task = next(((v, t) for v, t in ((args.traces, None), (args.audit, args.task),
-                                              (args.transcript, args.task)) if v), (None, None))
+    source, task, kind = next(((v, t, k) for v, t, k in ((args.traces, None, "traces"), (args.audit, args.task, "audit"),
+                                                         (args.transcript, args.task, "transcript")) if v),
+                              (None, None, None))
     if source is None:
         _parser().error("one of --traces, --audit or --transcript is required")
     settings = Settings(literal=args.literal)
     try:
         if args.config:
             settings = apply_rules_file(settings, args.config)
-        blocks = grade(Path(source), settings, task)
+        blocks = grade(Path(source), settings, task, transcript=kind == "transcript")
     except RulesFileError as exc:
         print(f"error: {args.config}: {exc}", file=sys.stderr)
         return EXIT_UNUSABLE

@@ -288,3 +288,24 @@ def test_cli_hooklib_log_in_literal_mode_counts_pre_and_post(tmp_path: Path,
     [run] = json.loads(out)["runs"]
     assert (code, run["task"], run["run_id"], run["step_count"]) == (0, "my-task", "S", 2)
     assert [f["check"] for f in run["flags"]] == ["edited_without_read"]
+
+
+def test_cli_transcript_run_is_delivered_and_graded_on_its_flags(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A Claude Code session: no task verdict, so the run counts as delivered (the original forces run.ok);
+    sidechain calls are not steps; an Edit of a file never read is an edited_without_read flag."""
+    from tests.loaders.test_claude import jl, sline, use
+
+    session = tmp_path / "session.jsonl"
+    session.write_text(jl(
+        sline("user", "Fix it"),
+        sline("assistant", [use("t1", "Edit", file_path="/w/a.py", old_string="a", new_string="b")], mid="m1"),
+        sline("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]),
+        sline("assistant", [use("t2", "Bash", command="git log")], side=True, mid="m2"),
+        sline("user", [{"type": "tool_result", "tool_use_id": "t2", "content": "x"}], side=True),
+    ), encoding="utf-8")
+    code, out, _ = _cli(capsys, "--transcript", str(session), "--task", "fix", "--json")
+    [run] = json.loads(out)["runs"]
+    assert (code, run["task"], run["delivered"], run["step_count"], run["verdict"]) == (
+        0, "fix", True, 1, "pass-with-warnings")
+    assert [f["check"] for f in run["flags"]] == ["edited_without_read"]
