@@ -103,6 +103,7 @@ def job_meta(job: Job) -> dict[str, Any]:
         "reward_sources": {k: v for k, v in job.verifier.rewards.items()},
         "verifier_tests": job.verifier.ctrf_summary,
         "failed_tests": [f["name"] for f in job.verifier.ctrf_failures[:10]],
+        "passed_tests": job.verifier.passed_tests[:30],
         **{k: job.result[k] for k in ("agent_time_sec", "n_input_tokens", "n_output_tokens", "cost_usd")
            if k in job.result},
         **_task_meta(job),

@@ -103,6 +103,7 @@ class Verifier:
     ctrf_summary: dict[str, Any] | None = None  # {tests, passed, failed, ...} from ctrf.json or Harbor output.json
     tests_source: str | None = None  # which file the test summary came from
     ctrf_failures: list[dict[str, str]] = field(default_factory=list)  # {name, message}
+    passed_tests: list[str] = field(default_factory=list)  # names of the passed tests (the first 50)
     stdout_tail: str = ""  # last lines of verifier/test-stdout.txt
     reward_note: str = ""  # why the reward is unknown although a scorer answered (e.g. a letter grade), else ""
 

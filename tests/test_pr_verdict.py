@@ -255,7 +255,9 @@ def test_report_failure_analysis_critical_findings_recommendation_artifacts():
     _, md = _render(_rollup())
     fa = md[md.index("## Failure analysis"):md.index("## Critical findings")]
     assert "### jobs/tictoc__B (reward 0.1)" in fa
-    assert "- Root cause: bucket `needs a judge`, format vs reasoning `reasoning_loss`" in fa
+    assert ("- Root cause: capability gap (reasoning_loss; bucket `needs a judge`, format vs reasoning "
+            "`reasoning_loss`)") in fa
+    assert "- Trajectory evidence:\n  - P8: struggle: rewrote solve.py 3 times with key <REDACTED>" in fa
     assert "- Verifier: test_ids: AssertionError: assert 4469 == 3216" in fa
     assert "- Agent's final: Done. I used OPENAI_KEY" in fa
     assert "tictoc__A" not in fa  # passed runs are not failures

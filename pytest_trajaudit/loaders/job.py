@@ -419,6 +419,8 @@ def _load_verifier(job: Job, base: Path, budget: Budget) -> None:
                     # redacted before the cut: a key the cut would split is never kept in part (redact.py)
                     v.ctrf_failures.append({"name": head_of(str(t.get("name", "")), 200),
                                             "message": head_of(str(t.get("message") or t.get("trace") or ""), 1000)})
+                elif isinstance(t, dict) and t.get("status") == "passed" and len(v.passed_tests) < 50:
+                    v.passed_tests.append(head_of(str(t.get("name", "")), 200))
     if v.ctrf_summary is not None:
         v.tests_source = "ctrf.json"
     elif _optional(job, base, "verifier/output.json"):
@@ -441,14 +443,27 @@ def _harbor_output(v: Verifier, doc: Any) -> None:
     v.ctrf_summary = {"tests": len(statuses), "passed": statuses.count("passed"), "failed": statuses.count("failed"),
                       "skipped": statuses.count("skipped")}
     v.tests_source = "output.json"
+    v.passed_tests = [head_of(str(t.get("name", "")), 200) for t in tests
+                      if isinstance(t, dict) and str(t.get("status", "")).lower() == "passed"][:50]
     if not v.ctrf_failures:
         v.ctrf_failures = [{"name": str(t.get("name", ""))[:200], "message": str(t.get("message") or "")[:1000]}
                            for t in tests if isinstance(t, dict) and str(t.get("status", "")).lower() == "failed"][:50]
 
 
+def config_agent(agent: str) -> str:
+    """The agent part of a config name, as the seed spells configs (``claude-skills``, ``codex-noskills``): an
+    ACP shim's name without its ``-acp`` / ``-agent-acp`` wrapper (``claude-agent-acp`` → ``claude``,
+    ``codex-acp`` → ``codex``); other agents keep their name (``claude-code``)."""
+    name = (agent or "agent").rsplit("/", 1)[-1].lstrip("@")
+    if name.endswith("-acp") and len(name) > 4:
+        name = name[:-4]
+        if name.endswith("-agent") and len(name) > 6:
+            name = name[:-6]
+    return name or "agent"
+
+
 def _config_name(job: Job) -> str:
-    agent = job.agent or "agent"
-    agent = agent.rsplit("/", 1)[-1].lstrip("@")
+    agent = config_agent(job.agent or "agent")
     if job.condition == "with-skills":
         return f"{agent}-skills"
     if job.condition == "no-skills":

@@ -89,6 +89,9 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
                 continue
             data.setdefault("status", rec["status"])
             data.setdefault("evidence", rec["evidence"])
+            for flag in ("aligned", "aligned_by_prose"):  # seed booleans: absent when nothing decided them
+                if key == "verifier_alignment" and data.get(flag) is None:
+                    data.pop(flag, None)
             audit[key] = data
         elif key in ("tool_breakdown",):
             audit[key] = {k: data[k] for k in ("total", "by_kind", "by_title") if k in data} or None
@@ -99,8 +102,14 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
         elif key == "advisor":  # ADV-1..ADV-5 fill one block, rebuilt below by the advisor core
             continue
         elif key == "skill_misuse":  # SB-3a and SB-3c fill one object {partial_follow_through, top_level_only, evidence}
-            merged = audit.get(key) or {"partial_follow_through": None, "top_level_only": None, "evidence": ""}
+            # seed booleans: a check that was not judged is false, with its N/A in ``statuses``
+            merged = audit.get(key) or {"partial_follow_through": False, "top_level_only": False, "evidence": "",
+                                        "statuses": {}}
             ev = data.pop("evidence", "") or rec["evidence"]
+            for flag in ("partial_follow_through", "top_level_only"):
+                if flag in data:
+                    merged["statuses"][flag] = rec["status"]
+                    data[flag] = bool(data[flag])
             merged.update(data)
             if ev and ev not in merged["evidence"]:
                 merged["evidence"] = f"{merged['evidence']}; {ev}" if merged["evidence"] else ev

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..redact import quote, redact
+from . import template
 
 MAX_ROWS = 200
 
@@ -76,6 +77,11 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
             rows.append([j, "PASSED" if r is not None and r >= 1.0 else "FAILED", "n/a" if r is None else f"{r:g}",
                          f"{t.get('passed', '?')}/{t.get('tests', '?')}" if t else "n/a", _secs(m.get("agent_time_sec"))])
         out += _table(["Oracle job", "Status", "Reward", "Tests", "Time"], rows) + [""]
+        for j, m in oracles:  # the template's "Tests Passed" list (names only: CTRF records no description)
+            listed = [f"  [PASS] {quote(t, 200)}" for t in m.get("passed_tests") or []] + \
+                     [f"  [FAIL] {quote(t, 200)}" for t in m.get("failed_tests") or []]
+            if listed:
+                out += [f"Tests of {j}:", "", "```", *listed, "```", ""]
     else:
         out += ["No oracle run among the audited jobs.", ""]
 
@@ -95,6 +101,11 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
         out += ["Token diagnostic (low output tokens on passing runs = possible shortcut):", ""]
         out += [f"- {j}: in={m.get('n_input_tokens', 'n/a')}, out={m.get('n_output_tokens')}, reward "
                 f"{m.get('reward')}" for j, m in tokens[:30]] + [""]
+    gap = template.token_gap(metas)
+    if gap:  # the template's token signal needs counts the harness may not record (the ACP shims report null)
+        out += [f"Token diagnostic unavailable for {len(gap)} agent job(s): their results record no token counts, so "
+                "the low-output-token shortcut signal is skipped for them (" + ", ".join(gap[:10]) +
+                (f", … {len(gap) - 10} more" if len(gap) > 10 else "") + ").", ""]
 
     out += ["## Skills impact", ""]
     impact = summary.get("skill_impact")
@@ -107,12 +118,14 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
         out += _table(["Agent", "With skills", "Without skills", "Δ", "Outcome"], rows) + [""]
         caveats = [f"- {k}: {v['caveat']}" for k, v in sorted(impact.items()) if isinstance(v, dict) and v.get("caveat")]
         out += caveats + ([""] if caveats else [])
+        quoted = template.impact_evidence(impact)
+        if quoted:  # the template: "quote specific log lines for any non-zero Δ"
+            out += ["Trajectory evidence (for each non-zero Δ):", ""]
+            for key, outcome, q in quoted:
+                out += [f"- {_cell(key)} ({outcome}): " + (f"> {quote(q, 400)}" if q else "no quote recorded")]
+            out.append("")
     else:
         out += ["No with-skills / without-skills pair of the same task and agent among the jobs.", ""]
-    skills_flags = summary.get("skills_flags") or []
-    if skills_flags:
-        out += ["Skills flags (never blocking; suggested improvements):", ""]
-        out += [f"- {f.get('task')}: {f.get('message')}" for f in skills_flags if isinstance(f, dict)] + [""]
 
     out += ["## Failure analysis", ""]
     failed = [(j, m) for j, m in sorted(metas.items())
@@ -121,15 +134,22 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
         out += ["No failed agent run.", ""]
     for j, m in failed[:50]:
         recs = jobs[j].get("records") or {}
-        bucket = ((recs.get("P3") or {}).get("data") or {}).get("failure_bucket") or "needs a judge"
-        fvr = ((recs.get("P5") or {}).get("data") or {}).get("format_vs_reasoning") or "n/a"
-        final = ((recs.get("P10") or {}).get("data") or {}).get("verbatim_final") or ""
-        vmsg = ((recs.get("P3") or {}).get("data") or {}).get("verifier_message") or ""
+        keyed = template.by_key(recs)
+        data = {k: {x: y for r in v for x, y in (r.get("data") or {}).items()} for k, v in keyed.items()}
+        bucket = data.get("failure_bucket", {}).get("failure_bucket") or "needs a judge"
+        fvr = data.get("format_vs_reasoning", {}).get("format_vs_reasoning") or "n/a"
+        final = data.get("verbatim_final", {}).get("verbatim_final") or ""
+        vmsg = data.get("failure_bucket", {}).get("verifier_message") or ""
+        cause, basis = template.root_cause(m, recs)
         out += [f"### {j} (reward {m['reward']:g})", "",
                 f"- Failed tests: {quote(', '.join(m.get('failed_tests') or []), 300) or 'n/a'}",
-                f"- Root cause: bucket `{bucket}`, format vs reasoning `{fvr}`",
+                f"- Root cause: {cause} ({quote(basis, 200)}; bucket `{bucket}`, format vs reasoning `{fvr}`)",
                 f"- Verifier: {quote(vmsg, 300) or 'n/a'}",
-                f"- Agent's final: {quote(final, 300) or 'n/a'}", ""]
+                f"- Agent's final: {quote(final, 300) or 'n/a'}"]
+        quotes = template.evidence_quotes(recs)
+        out += ["- Trajectory evidence:"] + [f"  - {c}: {quote(e, 300)}" for c, e in quotes] if quotes else \
+            ["- Trajectory evidence: no FAIL or WARN finding quotes the trajectory"]
+        out.append("")
 
     out += ["## Critical findings", ""]
     n = 0
@@ -151,6 +171,8 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
                 "`-x` or `--maxfail` named below).", ""]
     if pv["verdict"] != "APPROVE":
         out += ["Required changes:", ""] + [f"1. {quote(r, 300)}" for r in pv["reasons"]] + [""]
+    suggested = template.suggested_improvements(summary, metas)
+    out += ["Suggested improvements:", ""] + ([f"1. {quote(x, 300)}" for x in suggested[:30]] or ["None."]) + [""]
 
     skipped = summary.get("not_audited") or []
     if skipped:  # trajectory-looking files inside jobs that were not read (docs/discovery.md)

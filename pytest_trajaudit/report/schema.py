@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 Status = Literal["PASS", "WARN", "FAIL", "N/A"]
 Verdict = Literal["CLEAN", "WARN", "INVALID", "INCOMPLETE", "ERROR", "ORACLE"]
@@ -40,7 +41,8 @@ class Struggle(_Open):
     rewrites: int
     reversals: int
     exploration_loop: int
-    verdict: Literal["wrong_answer", "struggle"]
+    # the worked example (reference/audit-example.json) spells the passing verdict wrong_answer_or_confident_solve
+    verdict: Literal["wrong_answer", "struggle", "wrong_answer_or_confident_solve"]
 
 
 class RowEntity(_Open):
@@ -49,8 +51,12 @@ class RowEntity(_Open):
 
 
 class VerifierAlignment(_Open):
+    """``aligned`` is absent when nothing decided it (the worked example leaves it out and says
+    ``aligned_by_prose``); a boolean otherwise, as in the seed."""
+
     reconstructed: bool
-    aligned: bool | None
+    aligned: bool | SkipJsonSchema[None] = None
+    aligned_by_prose: bool | SkipJsonSchema[None] = None
     diff_summary: str = ""
     flipped_signal: bool = False
 
@@ -128,11 +134,14 @@ class SkillInvocation(_Open):
 
 
 class SkillMisuse(_Open):
-    """SB-3a (partial_follow_through) and SB-3c (top_level_only); null when not judged (evidence says why)."""
+    """SB-3a (partial_follow_through) and SB-3c (top_level_only), booleans as in the seed: ``false`` when a check
+    was not judged, with its N/A in ``statuses`` and the reason in ``evidence``."""
 
-    partial_follow_through: bool | None = None
-    top_level_only: bool | None = None
+    partial_follow_through: bool
+    top_level_only: bool
     evidence: str = ""
+    statuses: dict[Literal["partial_follow_through", "top_level_only"], Status] = Field(
+        default_factory=dict, description="each check's item status (N/A: not judged, the boolean is false)")
 
 
 AdvisorVerdict = Literal["pass", "pass_mechanical_only", "inconclusive", "fail"]
@@ -225,7 +234,9 @@ class AdvisorCommandAudit(AdvisorAudit):
 
 
 class Audit(_Open):
-    """audit-<config>.json: the seed's core keys first, then extensions and trajaudit's own fields."""
+    """audit-<config>.json: the seed's core keys first, then extensions and trajaudit's own fields. The plugin
+    always writes its own fields (``job`` … ``principles``); they are optional here so that the seed's own records
+    (reference/audit-example.json) validate too."""
 
     config: str
     model: str | None
@@ -258,15 +269,15 @@ class Audit(_Open):
     edited_without_read: RuleCheck | None = None
     trace_grader: TraceGrader | None = None
     advisor: AdvisorAudit | AdvisorError | None = None
-    job: str
-    task: str
-    trial: str
-    layout: str
-    condition: str | None
-    trajectory_file: str | None
-    trajectory_format: str | None
-    verdict_reasons: list[str]
-    principles: dict[str, PrincipleResult]
+    job: str = ""
+    task: str = ""
+    trial: str = ""
+    layout: str = ""
+    condition: str | None = None
+    trajectory_file: str | None = None
+    trajectory_format: str | None = None
+    verdict_reasons: list[str] = Field(default_factory=list)
+    principles: dict[str, PrincipleResult] = Field(default_factory=dict)
     error: str | None = None
 
 

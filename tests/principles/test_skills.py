@@ -525,7 +525,9 @@ def test_audit_json_has_the_seed_shape():
     assert set(si) >= {"status", "skills_read", "sub_files_read", "discovery_method", "evidence"}
     assert (si["status"], si["skills_read"], si["sub_files_read"]) == ("VERIFIED", ["a"], ["a/references/r.md"])
     assert set(sm) >= {"partial_follow_through", "top_level_only", "evidence"}
-    assert sm["top_level_only"] is False and sm["partial_follow_through"] is None
+    # seed booleans: SB-3a was not judged (no workflow text): false, with its N/A in statuses
+    assert sm["top_level_only"] is False and sm["partial_follow_through"] is False
+    assert sm["statuses"] == {"partial_follow_through": "N/A", "top_level_only": "PASS"}
     assert "references" in sm["evidence"] and "workflow text unavailable" in sm["evidence"]
     example = json.loads((Path(__file__).resolve().parents[3] / "shared/spec/reference/audit-example.json")
                          .read_text()) if (Path(__file__).resolve().parents[3] / "shared/spec").is_dir() else None
