@@ -81,7 +81,7 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
             listed = [f"  [PASS] {quote(t, 200)}" for t in m.get("passed_tests") or []] + \
                      [f"  [FAIL] {quote(t, 200)}" for t in m.get("failed_tests") or []]
             if listed:
-                out += [f"Tests of {j}:", "", "```", *listed, "```", ""]
+                out += [f"Tests Passed ({j}):", "", "```", *listed, "```", ""]
     else:
         out += ["No oracle run among the audited jobs.", ""]
 

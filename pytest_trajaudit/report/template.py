@@ -69,7 +69,7 @@ def root_cause(meta: dict[str, Any], records: dict[str, dict[str, Any]]) -> tupl
     agent = ([f"bucket {bucket}"] if bucket in _AGENT_BUCKETS else []) + (["reasoning_loss"] if fvr == "reasoning_loss" else [])
     if agent:
         return CAPABILITY_GAP, ", ".join(agent)
-    return UNDETERMINED, "no bucket (needs a judge)" if bucket is None else f"bucket {bucket}"
+    return UNDETERMINED, "no finding decides it"
 
 
 def evidence_quotes(records: dict[str, dict[str, Any]], limit: int = 3) -> list[tuple[str, str]]:
