@@ -182,7 +182,7 @@ def worked(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("worked")
     _worked_example_tree(root, _example()["verbatim_final"])
     out = root / "out"
-    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "--trajaudit=jobs",
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--trajaudit=jobs",
                           f"--trajaudit-report={out}", "--junitxml=junit.xml"],
                          cwd=root, capture_output=True, text=True, timeout=300)
     assert run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-2000:]
