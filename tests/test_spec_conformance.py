@@ -2,9 +2,9 @@
 (``test_every_reference_file_is_walked`` fails when one is added without a check).
 
 - ``audit-example.json`` (the PR #755 claude-skills audit): it validates against the published audit schema, and a
-  job rebuilt from its stated figures (RULES.md "Golden tests from the docs") audits to the same record, field by
-  field, except where docs/spec-differences.md ("Reports and audit JSON") lists a deliberate difference: those
-  fields are asserted to hold the documented value.
+  job rebuilt from its stated figures (RULES.md "Golden tests from the docs") audits, in both modes, to the same
+  record, field by field, except where docs/spec-differences.md ("Reports and audit JSON") lists a deliberate
+  difference: those fields are asserted to hold the documented value.
 - ``report-template.txt``: report.md has the template's sections in order, its Recommendation verdicts, the
   oracle's tests list, the trajectory-evidence quotes, the token diagnostic and its gap note, the root-cause
   categories and "Suggested improvements"; the policy-compliance section is the documented absence.
@@ -176,13 +176,15 @@ def _worked_example_tree(root: Path, final: str) -> None:
     (oracle / "verifier/reward.txt").write_text("1.0\n")
 
 
-@pytest.fixture(scope="module")
-def worked(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The plugin's reports on the worked-example tree: one audit run in a child pytest, shared by the module."""
-    root = tmp_path_factory.mktemp("worked")
+@pytest.fixture(scope="module", params=["precise", "literal"])
+def worked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The plugin's reports on the worked-example tree, in each mode: one audit run in a child pytest per mode,
+    shared by the module."""
+    root = tmp_path_factory.mktemp(f"worked-{request.param}")
     _worked_example_tree(root, _example()["verbatim_final"])
     out = root / "out"
-    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--trajaudit=jobs",
+    mode = ["--trajaudit-literal"] if request.param == "literal" else []
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--trajaudit=jobs", *mode,
                           f"--trajaudit-report={out}", "--junitxml=junit.xml"],
                          cwd=root, capture_output=True, text=True, timeout=300)
     assert run.returncode in (0, 1), run.stdout[-2000:] + run.stderr[-2000:]
