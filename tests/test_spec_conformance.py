@@ -425,3 +425,22 @@ def test_trace_grader_goldens_in_literal_mode() -> None:
     t2 = next(r for r in got["runs"] if r["run_id"] == "T2-corrupt-r1")
     assert t2["corrupt_success"] and {"forbidden_tool", "retry_storm"} <= {f["check"] for f in t2["flags"]}  # (b)
     assert got["pass_k"]["T3-flaky"]["status"] == "FAIL"  # (c)
+
+
+@pytest.mark.parametrize(("files", "passed", "failed"), [
+    ({"verifier/ctrf.json": json.dumps({"results": {"summary": {"tests": 3, "passed": 2, "failed": 1}, "tests": [
+        {"name": "test_a", "status": "passed"}, {"name": "test_b", "status": "failed", "message": "x"},
+        {"name": "test_c", "status": "passed"}]}})}, ["test_a", "test_c"], ["test_b"]),
+    ({"verifier/output.json": json.dumps({"tests": [{"name": "t1", "status": "PASSED"},
+                                                    {"name": "t2", "status": "FAILED"}]})}, ["t1"], ["t2"]),
+    ({}, [], []),
+])
+def test_the_oracle_tests_list_comes_from_the_verifier(tmp_path: Path, files: dict, passed: list, failed: list) -> None:
+    from pytest_trajaudit.discovery import classify
+    from pytest_trajaudit.engine import job_meta
+    from pytest_trajaudit.loaders.job import load_job
+    from pytest_trajaudit.settings import Settings
+
+    job = make_job(tmp_path, "t__1", extra_files=files)
+    meta = job_meta(load_job(classify(job), Settings()))
+    assert (meta["passed_tests"], meta["failed_tests"]) == (passed, failed)
