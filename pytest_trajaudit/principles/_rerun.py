@@ -36,9 +36,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from .. import linre
 from ..model import Finding, Job, Task, UnusableInput
 from ..safeio import Budget, file_kind, read_bytes
 from ..settings import Settings
@@ -68,7 +70,7 @@ def _na(reason: str, **extra: Any) -> Finding:
     return Finding.na(reason, {"checked": False, "perturbations_passing": [], **extra})
 
 
-def _find_artifact(job: Job, output: str) -> str | None:
+def find_artifact(job: Job, output: str) -> str | None:
     for rel in (f"artifacts/{output.lstrip('/')}", f"artifacts/{Path(output).name}"):
         if ".." in Path(rel).parts:
             continue
@@ -93,15 +95,22 @@ def perturbations(data: bytes) -> list[tuple[str, bytes]]:
         pass
     cands: list[tuple[str, str]] = []
     if is_json:
+        nl = "\n" if text.endswith("\n") else ""  # a number respelling keeps the trailing newline: one change at a time
+        if _EXPONENT.search(text):  # first: json.dumps spells these as decimals in the layout variants too
+            cands.append(("exponents as decimals", _dump(doc, positional) + nl))
         cands.append(("whitespace: compact JSON", json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
         cands.append(("whitespace: JSON with spaces", json.dumps(doc, ensure_ascii=False)))
         cands.append(("whitespace: indented JSON", json.dumps(doc, ensure_ascii=False, indent=2)))
         cands.append(("key order reversed", json.dumps(_reverse_keys(doc), ensure_ascii=False)))
-        cands.append(("integral floats as ints", json.dumps(_floats_to_ints(doc), ensure_ascii=False)))
-        cands.append(("ints as floats", json.dumps(_ints_to_floats(doc), ensure_ascii=False)))
+        cands.append(("integral floats as ints", json.dumps(_floats_to_ints(doc), ensure_ascii=False) + nl))
+        cands.append(("ints as floats", json.dumps(_ints_to_floats(doc), ensure_ascii=False) + nl))
+        cands.append(("decimals in exponent notation", _dump(doc, exponent) + nl))
     else:
         lines = [" ".join(ln.split()) for ln in text.splitlines()]
         cands.append(("whitespace normalized", "\n".join(lines) + ("\n" if text.endswith("\n") else "")))
+        cands.append(("integral floats as ints", _respell(text, lambda x: str(int(x)) if x.is_integer() else None)))
+        cands.append(("decimals in exponent notation", _respell(text, exponent, decimals_only=True)))
+        cands.append(("exponents as decimals", _respell(text, positional, exponents_only=True)))
     if text.endswith("\n"):
         cands.append(("trailing newline removed", text.rstrip("\n")))
     else:
@@ -112,6 +121,63 @@ def perturbations(data: bytes) -> list[tuple[str, bytes]]:
             seen.add(t)
             out.append((name, t.encode("utf-8")))
     return out
+
+
+# Number spellings (audit-general.md P12: ``1.0 ↔ 1``, ``0.5 ↔ 5e-1``). In text outputs only tokens that are
+# decimals or exponent numbers are respelled (``0.5``, ``5e-1``): integers are often ids (``0042``), and
+# tokens with more dots are versions (``v1.5.2``).
+_TEXT_TOKEN = linre.compile(r"[^\s,;:=\[\](){}\"']+")
+_DECIMAL = linre.compile(r"-?\d+\.\d+")
+_EXP_NUMBER = linre.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
+_EXPONENT = linre.compile(r"\d[eE][+-]?\d")
+
+
+def exponent(x: float) -> str:
+    """The shortest exponent spelling: 0.5 → ``5e-1``, 123.25 → ``1.2325e2``, -0.001 → ``-1e-3``, 1.0 → ``1e0``."""
+    d = Decimal(repr(x)).normalize()
+    sign, digits, exp = d.as_tuple()
+    if not isinstance(exp, int):  # nan / infinity have no other spelling
+        return repr(x)
+    mant = "".join(map(str, digits))
+    e = exp + len(mant) - 1
+    body = mant[0] + ("." + mant[1:] if len(mant) > 1 else "")
+    return ("-" if sign else "") + f"{body}e{e}"
+
+
+def positional(x: float) -> str:
+    """The decimal spelling without an exponent: 1e-05 → ``0.00001``, 1e20 → ``100000000000000000000.0``."""
+    if x != x or x in (float("inf"), float("-inf")):
+        return repr(x)
+    t = format(Decimal(repr(x)), "f")
+    return t if "." in t else t + ".0"
+
+
+def _dump(v: Any, spell: Any) -> str:
+    """JSON in json.dumps' default layout with every float spelled by ``spell``."""
+    if isinstance(v, float):
+        return spell(v)
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_dump(x, spell)}" for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(_dump(x, spell) for x in v) + "]"
+    return json.dumps(v, ensure_ascii=False)
+
+
+def _respell(text: str, spell: Any, *, decimals_only: bool = False, exponents_only: bool = False) -> str:
+    """``text`` with each number token respelled by ``spell`` (a token ``spell`` returns None for is kept)."""
+    def one(m: Any) -> str:
+        tok = m.group(0)
+        is_exp = _EXP_NUMBER.fullmatch(tok) is not None
+        if not (is_exp or _DECIMAL.fullmatch(tok)) or (decimals_only and is_exp) or (exponents_only and not is_exp):
+            return tok
+        try:
+            x = float(tok)
+        except (ValueError, OverflowError):
+            return tok
+        got = spell(x)
+        return tok if got is None else got
+
+    return _TEXT_TOKEN.sub(one, text)
 
 
 def _reverse_keys(v: Any) -> Any:
@@ -274,7 +340,7 @@ def rerun_perturbations(job: Job, task: Task, cfg: Settings) -> Finding:
     refused = job_code_reason(command, job.dir, task.dir, env_path)
     if refused:
         return _na(f"re-run refused: {refused}; nothing from the job directory is ever executed")
-    rel = _find_artifact(job, output)
+    rel = find_artifact(job, output)
     if rel is None:
         return _na(f"the agent's output artifact is not in the job (looked for artifacts/{output.lstrip('/')} and "
                    f"artifacts/{Path(output).name})")

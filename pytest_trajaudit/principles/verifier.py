@@ -10,13 +10,14 @@ from typing import Any
 
 from .. import linre
 from ..judges import Answer
-from ..model import TOOL, Finding, Job, Task, UnusableInput
+from ..model import EXECUTE, TOOL, Finding, Job, Task, UnusableInput
 from ..redact import quote, redact
 from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..settings import Settings
 from . import Pending, principle
 from . import _judge as J
-from ._rerun import rerun_perturbations
+from ._rerun import find_artifact, rerun_perturbations
+from ._substance import leaves, parse, same_substance, shows
 from .general import verbatim_final
 
 
@@ -150,12 +151,91 @@ _VALUE = linre.compile(
     r"|\bincorrect\b|wrong (?:answer|value|result|count)|not equal|differ|out of tolerance|too (?:high|low|many|few)")
 
 
+# Where a verifier message shows the expected value (and often the value it got): pytest's rewritten assert
+# (``assert 4469 == 3216``: left = got, right = expected, the ``assert actual == expected`` convention), unittest's
+# ``AssertionError: 4469 != 3216``, and ``expected X, got Y`` / ``Expected: X`` / ``Actual: Y`` prose. A value is
+# a number, a quoted string or a bracketed literal; words after ``expected`` ("expected a list") are not values.
+_VAL = r"(?:-?\d[\d.eE+-]*|\"[^\"\n]*\"|'[^'\n]*'|\[[^\n]*?\]|\{[^\n]*?\}|\([^\n]*?\))"
+_VAL_FULL = linre.compile(_VAL)
+_ASSERT_EQ = linre.compile(r"(?m)\bassert (.+?) == (.+?)\s*$")
+_NOT_EQ = linre.compile(r"(?m)AssertionError:\s*(" + _VAL + r") != (" + _VAL + r")\s*$")
+_EXP_GOT = linre.compile(r"(?i)\bexpected:?\s*(" + _VAL + r")[,;.]?\s+(?:but\s+)?(?:got|was|actual|found|received|"
+                         r"is)\b:?\s*(" + _VAL + r")")
+_EXP_LINE = linre.compile(r"(?im)^[\sE]*expected(?: value| output)?\s*[:=]\s*(.+?)\s*$")
+_GOT_LINE = linre.compile(r"(?im)^[\sE]*(?:actual|got|received)(?: value| output)?\s*[:=]\s*(.+?)\s*$")
+_EXP_ONLY = linre.compile(r"(?i)\bexpected:?\s+(" + _VAL + r")")
+AGENT_STDOUT_CHARS = 20_000  # the agent's final plus the end of its last command outputs, compared at most
+
+
+def _is_value(text: str) -> bool:
+    """A literal (``3216``, ``'a b'``, ``[1, 2]``), not an expression from a source line (``len(ids)``)."""
+    return bool(text) and (_VAL_FULL.fullmatch(text) is not None or parse(text)[0])
+
+
+def _expectations(msgs: list[str]) -> list[tuple[str, str | None]]:
+    """(expected, got or None) pairs the verifier's messages show, in order. Values pytest truncated (``...``)
+    are dropped: a clipped value proves nothing either way."""
+    out: list[tuple[str, str | None]] = []
+    for text in msgs:
+        found: list[tuple[str, str | None]] = []
+        for m in _ASSERT_EQ.finditer(text):
+            found.append((m.group(2), m.group(1)))
+        for m in _NOT_EQ.finditer(text):
+            found.append((m.group(2), m.group(1)))
+        for m in _EXP_GOT.finditer(text):
+            found.append((m.group(1), m.group(2)))
+        exp_lines, got_lines = _EXP_LINE.findall(text), _GOT_LINE.findall(text)
+        if exp_lines:
+            found.append((exp_lines[0], got_lines[0] if got_lines else None))
+        if not found:
+            found += [(m.group(1), None) for m in _EXP_ONLY.finditer(text)]
+        for exp, got in found:
+            exp = exp.strip().rstrip(",;")
+            got = got.strip().rstrip(",;") if got is not None else None
+            if _is_value(exp) and (got is None or _is_value(got)) and "..." not in exp + (got or ""):
+                out.append((exp, got))
+    return out
+
+
+def _agent_says(job: Job) -> str:
+    """What the agent showed of its answer: its final statement and the end of its last command outputs."""
+    _, final = verbatim_final(job)
+    outs = [e.output for e in job.trajectory.events if e.type == TOOL and e.kind == EXECUTE and e.output][-5:]
+    return "\n".join([final, *(o[-AGENT_STDOUT_CHARS // 5:] for o in outs)])[-AGENT_STDOUT_CHARS * 2:]
+
+
+def _delivered_artifact(job: Job, cfg: Settings) -> tuple[str | None, str]:
+    """The agent's saved output (the task's declared ``output`` under the job's ``artifacts/``), as text, or None
+    with why not."""
+    task = job.task_info
+    if task is None:
+        return None, "no task"
+    conf = task.trajaudit_config()
+    output = next((str(c["output"]) for c in (conf.get("p11"), conf.get("p12"))
+                   if isinstance(c, dict) and c.get("output")), None)
+    if output is None:
+        return None, "the task declares no output path"
+    rel = find_artifact(job, output)
+    if rel is None:
+        return None, f"no artifacts/{Path(output).name} in the job"
+    try:
+        data = read_bytes(job.dir, rel, Budget(cfg.max_file_bytes, cfg.max_file_bytes))
+    except UnusableInput as exc:
+        return None, str(exc)
+    return data.decode("utf-8", "replace"), rel
+
+
 @principle("P5", "format vs reasoning failure", tier="C1", family="general", key="format_vs_reasoning")
 def format_vs_reasoning(job: Job, cfg: Settings) -> Finding:
-    """Failed runs only (N/A when the reward is 1.0 or absent). From the verifier's failure messages: a JSON
-    decode error, a missing output file, a wrong type or shape → format_loss (WARN: flag the task for
-    essential_difficulty if the agent's answer was right); only value mismatches → reasoning_loss (PASS: the
-    verifier caught a wrong answer). N/A when the messages tell neither."""
+    """Failed runs only (N/A when the reward is 1.0 or absent). format_loss (WARN: flag the task for
+    essential_difficulty) only when the answer was right in substance and wrong in shape: the verifier's message
+    shows the expected value, and the value it got, the agent's saved output (the task's declared ``output``
+    under ``artifacts/``) or the agent's final statement and command output hold that value once numbers,
+    whitespace, case and JSON structure are normalized. reasoning_loss (PASS: the verifier caught a wrong
+    answer) when the got value or the saved output differs in substance, or the verifier reports a value
+    mismatch. A shape error alone (a JSON decode error, a missing file) with no expected value to compare, or an
+    agent that never shows a value, is N/A with the reason: a right answer in the wrong shape cannot be told
+    from a wrong answer."""
     r = job.reward
     if r is None:
         return Finding.na(job.no_reward())
@@ -166,19 +246,60 @@ def format_vs_reasoning(job: Job, cfg: Settings) -> Finding:
         msgs.append(job.verifier.stdout_tail)
     if not msgs:
         return Finding.na("the verifier recorded no failure message (no ctrf failures, no test-stdout)")
-    fmt = [m for m in (_FORMAT.search(x) for x in msgs) if m]
-    val = [m for m in (_VALUE.search(x) for x in msgs) if m]
-    data: dict[str, Any] = {"agent_final": _final_quote(job), "verifier_message": verifier_message(job)}
-    if fmt:
-        data["format_vs_reasoning"] = "format_loss"
-        data["task_flag"] = "essential_difficulty"
-        return Finding.warn(f"format_loss: the verifier failed on shape/format ({fmt[0].group(0)!r}): check whether "
-                            f"the agent's answer was right; {_evidence_quotes(job)}", data)
-    if val:
-        data["format_vs_reasoning"] = "reasoning_loss"
-        return Finding.ok(f"reasoning_loss: value mismatch ({val[0].group(0)!r}); {_evidence_quotes(job)}", data)
-    return Finding.na(f"the failure message tells neither format nor value loss: needs a judge; {_evidence_quotes(job)}",
-                      data)
+    fmt = next((m.group(0) for m in (_FORMAT.search(x) for x in msgs) if m), None)
+    val = next((m.group(0) for m in (_VALUE.search(x) for x in msgs) if m), None)
+    pairs = _expectations(msgs)
+    quotes = _evidence_quotes(job)
+    data: dict[str, Any] = {"agent_final": _final_quote(job), "verifier_message": verifier_message(job),
+                            "format_signal": fmt, "value_signal": val, "format_vs_reasoning": "n/a"}
+
+    def loss(kind: str, why: str) -> Finding:
+        data["format_vs_reasoning"] = kind
+        if kind == "format_loss":
+            data["task_flag"] = "essential_difficulty"
+            return Finding.warn(f"format_loss: {why}: right in substance, wrong in shape: flag the task for "
+                                f"essential_difficulty; {quotes}", data)
+        return Finding.ok(f"reasoning_loss: {why}; {quotes}", data)
+
+    def unknown(why: str) -> Finding:
+        return Finding.na(f"format or reasoning loss unknown: {why}; {quotes}", data)
+
+    if not pairs:
+        if fmt:
+            return unknown(f"the verifier failed on shape ({fmt!r}) but shows no expected value to compare the "
+                           "agent's answer with")
+        if val:
+            return loss("reasoning_loss", f"value mismatch ({val!r})")
+        return Finding.na(f"the failure message tells neither format nor value loss: needs a judge; {quotes}", data)
+    exp = pairs[0][0]
+    data["expected"] = quote(exp, 200)
+    for e, got in pairs:
+        if got is not None:
+            data.update(expected=quote(e, 200), verifier_got=quote(got, 200))
+            if same_substance(got, e):
+                return loss("format_loss", f"the verifier compared {quote(got, 80)} with the expected "
+                                           f"{quote(e, 80)}: the same values in another shape")
+            return loss("reasoning_loss", f"the verifier got {quote(got, 80)} where it expected {quote(e, 80)}")
+    saved, where = _delivered_artifact(job, cfg)
+    if saved is not None:
+        data["artifact"] = where
+        if same_substance(saved, exp):
+            return loss("format_loss", f"the saved output {where} holds the expected {quote(exp, 80)}")
+        if leaves(saved):  # the file holds values, and they are not the expected ones
+            return loss("reasoning_loss", f"the saved output {where} does not hold the expected {quote(exp, 80)}")
+    if shows(_agent_says(job), exp):
+        data["agent_shows_expected"] = True
+        if fmt:
+            return loss("format_loss", f"the agent's output shows the expected {quote(exp, 80)} and the verifier "
+                                       f"failed on shape ({fmt!r})")
+        return unknown(f"the agent's output shows the expected {quote(exp, 80)} but the verifier reports no shape "
+                       "error: check the saved file")
+    data["agent_shows_expected"] = False
+    if val and not fmt:
+        return loss("reasoning_loss", f"value mismatch ({val!r}) and the agent never shows the expected "
+                                      f"{quote(exp, 80)}")
+    return unknown(f"the agent's output does not show the expected {quote(exp, 80)}"
+                   + (f" and the verifier failed on shape ({fmt!r})" if fmt else ""))
 
 
 # --- P9 ------------------------------------------------------------------------------------------------------

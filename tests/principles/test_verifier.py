@@ -112,35 +112,6 @@ def test_p3_verifier_message_from_stdout_keeps_the_telling_lines(tmp_path):
 # ==================================================================================================== P5
 
 
-def test_p5_seed_format_loss_example(tmp_path):
-    """Seed: stdout "computed 3216 unnecessary aborts", the file is newline-separated instead of a JSON array,
-    the test fails on json.JSONDecodeError → format loss: flag the task, not the agent."""
-    lines = [user("Write the ids as a JSON array to /root/unnecessary_aborts.json."),
-             sh("python /root/solve.py", "computed 3216 unnecessary aborts"),
-             msg("computed 3216 unnecessary aborts")]
-    failure = ("test_output_is_json", "json.decoder.JSONDecodeError: Extra data: line 2 column 1 (char 5)")
-    j = _job(tmp_path, reward=0.0, lines=lines, files={"verifier/ctrf.json": ctrf(0, 1, [failure])})
-    f = run("P5", j)
-    assert f.status == "WARN"
-    assert f.evidence.startswith("format_loss: the verifier failed on shape/format ('json.decoder')")
-    assert "verifier: test_output_is_json: json.decoder.JSONDecodeError: Extra data" in f.evidence
-    assert "agent's final: computed 3216 unnecessary aborts" in f.evidence
-    assert f.data["format_vs_reasoning"] == "format_loss"
-    assert f.data["task_flag"] == "essential_difficulty"
-
-
-@pytest.mark.parametrize("message", [
-    "E   json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
-    "E   FileNotFoundError: [Errno 2] No such file or directory: '/root/out.json'",
-    "E   TypeError: list indices must be integers or slices, not str",
-    "AssertionError: expected a list, got dict",
-])
-def test_p5_format_loss_from_test_stdout(tmp_path, message):
-    f = run("P5", _job(tmp_path, reward=0.0, files={"verifier/test-stdout.txt": f"tests/test_outputs.py F\n{message}\n"}))
-    assert f.status == "WARN"
-    assert f.data["format_vs_reasoning"] == "format_loss"
-
-
 def test_p5_seed_reasoning_loss_example(tmp_path):
     """Seed (PR #755 codex-skills): awk produced 4469 ids, stdout said "4469", the verifier said "all soft aborts
     treated as unnecessary" — wrong policy, not wrong format."""
@@ -149,15 +120,9 @@ def test_p5_seed_reasoning_loss_example(tmp_path):
     f = run("P5", _job(tmp_path, reward=0.0, lines=lines, files={"verifier/ctrf.json": ctrf(2, 1, [failure])}))
     assert f.status == "PASS"
     assert f.data["format_vs_reasoning"] == "reasoning_loss"
-    assert f.evidence.startswith("reasoning_loss: value mismatch ('AssertionError')")
+    assert f.evidence.startswith("reasoning_loss: the verifier got 4469 where it expected 3216")
     assert "agent's final: 4469" in f.evidence
     assert "all soft aborts treated as unnecessary" in f.evidence
-
-
-def test_p5_format_wins_over_value_when_both_appear(tmp_path):
-    failures = [("test_values", "assert 4469 == 3216"), ("test_shape", "JSONDecodeError: Expecting value")]
-    f = run("P5", _job(tmp_path, reward=0.0, files={"verifier/ctrf.json": ctrf(0, 2, failures)}))
-    assert f.status == "WARN" and f.data["format_vs_reasoning"] == "format_loss"
 
 
 def test_p5_message_telling_neither_needs_a_judge(tmp_path):
@@ -681,11 +646,13 @@ def test_perturbations_are_distinct_and_syntactic():
     ps = dict(perturbations(b'{"b": 1.0, "a": [1, 2]}\n'))
     # "trailing newline removed" gives the same bytes as "JSON with spaces": listed once
     assert list(ps) == ["whitespace: compact JSON", "whitespace: JSON with spaces", "whitespace: indented JSON",
-                        "key order reversed", "integral floats as ints", "ints as floats"]
+                        "key order reversed", "integral floats as ints", "ints as floats",
+                        "decimals in exponent notation"]
     assert json.loads(ps["key order reversed"]) == {"a": [1, 2], "b": 1.0}
     assert list(json.loads(ps["key order reversed"])) == ["a", "b"]
-    assert ps["integral floats as ints"] == b'{"b": 1, "a": [1, 2]}'
-    assert ps["ints as floats"] == b'{"b": 1.0, "a": [1.0, 2.0]}'
+    assert ps["integral floats as ints"] == b'{"b": 1, "a": [1, 2]}\n'
+    assert ps["ints as floats"] == b'{"b": 1.0, "a": [1.0, 2.0]}\n'
+    assert ps["decimals in exponent notation"] == b'{"b": 1e0, "a": [1, 2]}\n'
     # result-list order is semantic: never reordered
     assert all(json.loads(v).get("a") in ([1, 2], [1.0, 2.0]) for v in ps.values())
     assert perturbations(b"\xff") == []
