@@ -4,6 +4,7 @@ P12, P13). Task-aware checks need ``--trajaudit-tasks``; without the data they n
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..settings import Settings
 from . import Pending, principle
 from . import _judge as J
+from ._reconstruct import reconstruct_solver
 from ._rerun import find_artifact, rerun_perturbations
 from ._substance import leaves, parse, same_substance, shows
 from .general import verbatim_final
@@ -440,7 +442,7 @@ def verifier_alignment(job: Job, cfg: Settings) -> Finding | Pending:
     calls a failure) → WARN. With a single source, a judge (the first ``--trajaudit-judge`` model) argues from
     the agent's verbatim final whether the score is fair: fair → PASS (aligned_by_prose), unfair → WARN (a prose
     judgment never makes flipped_signal), unclear or a failed judge → N/A. Without a judge: N/A."""
-    f = _mechanical_alignment(job)
+    f = _with_reconstruction(_mechanical_alignment(job), reconstruct_solver(job, cfg))
     if f.status != "N/A" or cfg.judge is None or job.reward is None:
         return f
     _, final = verbatim_final(job)
@@ -453,6 +455,32 @@ def verifier_alignment(job: Job, cfg: Settings) -> Finding | Pending:
     model = cfg.judge.models[0]
     return Pending([(model, J.request("p11_prose", prompt, P11_SCHEMA))], _p11_finish(model, dict(f.data)),
                    interim=f)
+
+
+_RANK = {"PASS": 0, "WARN": 1, "FAIL": 2}
+
+
+def _with_reconstruction(mech: Finding, rec: Finding) -> Finding:
+    """The reconstruction's verdict joins the mechanical cross-check (the worse status wins); a reconstruction
+    that could not run leaves the mechanical finding as it is, with the reason in ``reconstruction``."""
+    data = {**mech.data, "reconstruction": {k: v for k, v in rec.data.items() if k != "reconstructed"},
+            "reconstructed": bool(rec.data.get("reconstructed"))}
+    data["reconstruction"]["outcome"] = rec.status if rec.status != "N/A" else f"skipped: {rec.evidence}"
+    if rec.status == "N/A":
+        said = mech.status == "N/A" and rec.data.get("configured")
+        ev = mech.evidence + (f"; reconstruction: {rec.evidence}" if said else "")
+        return dataclasses.replace(mech, evidence=ev, data=data)
+    status = rec.status if mech.status == "N/A" or _RANK[rec.status] >= _RANK[mech.status] else mech.status
+    parts = [rec.evidence] + ([mech.evidence] if mech.status != "N/A" else [])
+    if rec.status == "FAIL" and parts[0].startswith("flipped_signal") and len(parts) > 1:
+        parts[1] = parts[1].removeprefix("flipped_signal: ")
+    diffs = [x for x in (rec.data.get("diff_summary"), mech.data.get("diff_summary")) if x]
+    data.update(aligned=status == "PASS", diff_summary="; ".join(diffs),
+                flipped_signal=bool(mech.data.get("flipped_signal") or rec.data.get("flipped_signal")))
+    if data["flipped_signal"] and not parts[0].startswith("flipped_signal"):
+        parts = [p.removeprefix("flipped_signal: ") for p in parts]
+        parts[0] = "flipped_signal: " + parts[0]
+    return dataclasses.replace(mech, status=status, evidence="; ".join(parts), data=data)
 
 
 def _mechanical_alignment(job: Job) -> Finding:

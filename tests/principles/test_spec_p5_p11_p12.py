@@ -180,4 +180,165 @@ def test_p12_exponent_spelling_passes_a_verifier_that_wants_it(tmp_path):
     assert f.data["perturbations_passing"] == ["decimals in exponent notation"]
 
 
-_ = Settings  # kept for the P11 tests below
+# ==================================================================================================== P11
+
+DATA = "1\n2\n3\n4\n5\n6\n"
+SOLVER = ("import json\n"
+          "nums = [int(x) for x in open('/root/data.txt').read().split()]\n"
+          "json.dump([n for n in nums if n % 2 == 0], open('/root/out.json', 'w'))\n"
+          "print('wrote', len(nums))\n")
+WRONG_SOLVER = SOLVER.replace("n % 2 == 0", "n % 3 == 0")
+
+
+def _p11_tasks(tmp_path: Path, expected: str = "[2, 4, 6]", **p11) -> Path:
+    tasks = tmp_path / "tasks"
+    conf = {"output": "/root/out.json", "expected": "tests/expected.json", "timeout": 20, **p11}
+    toml = "\n".join(["[task]", 'name = "demo"', "", "[trajaudit.p11]", *(f"{k} = {json.dumps(v)}" for k, v in conf.items()),
+                      'inputs = {"/root/data.txt" = "environment/data.txt"}', ""])
+    make_task(tasks, "demo", toml=toml, tests={"expected.json": expected}, environment={"data.txt": DATA})
+    return tasks
+
+
+def _solver_lines(*scripts: str, run_cmd: str = "cd /root && python3 solve.py") -> list:
+    lines = [user("Write the even numbers of /root/data.txt to /root/out.json.")]
+    for text in scripts:
+        lines += [write("/root/solve.py", text), sh(run_cmd, "wrote 6")]
+    return [*lines, msg("Done: wrote /root/out.json.")]
+
+
+def _p11(tmp_path: Path, tasks: Path | None, *, lines: list | None = None, delivered: str | None = "[2, 4, 6]",
+         reward: float = 1.0, rerun: bool = True, files: dict | None = None):
+    files = dict(files or {})
+    if delivered is not None:
+        files["artifacts/out.json"] = delivered
+    cfg = Settings(tasks_dirs=(tasks,) if tasks else (), rerun=rerun)
+    j = _job(tmp_path, reward=reward, lines=lines if lines is not None else _solver_lines(SOLVER), files=files,
+             tasks=(tasks,) if tasks else (), cfg=cfg)
+    return run("P11", j, cfg)
+
+
+def test_p11_reconstructed_solver_that_reproduces_the_output_is_aligned(tmp_path):
+    f = _p11(tmp_path, _p11_tasks(tmp_path))
+    assert f.status == "PASS", f.evidence
+    assert f.evidence.startswith("aligned: the reconstructed solver /root/solve.py (run at #")
+    assert "reproduces the delivered output; re-run vs expected: equal in substance" in f.evidence
+    assert f.data["reconstructed"] is True and f.data["aligned"] is True
+    assert f.data["reconstruction"]["solver"]["exit_code"] == 0
+
+
+def test_p11_diff_that_explains_a_partial_reward_is_aligned(tmp_path):
+    """The spec's codex-noskills shape: the re-run's ids against the oracle's (|pred ∩ exp|, subsets, FP/FN)."""
+    f = _p11(tmp_path, _p11_tasks(tmp_path, expected="[2, 4]"), reward=0.85)
+    assert f.status == "PASS", f.evidence
+    assert ("|pred|=3, |exp|=2, |pred ∩ exp|=2, exp ⊂ pred, 1 false positive(s), 0 false negative(s)"
+            in f.evidence)
+    assert f.data["reconstruction"]["vs_expected"]["false_positives"] == 1
+
+
+def test_p11_solver_that_does_not_reproduce_the_delivered_output_is_a_finding(tmp_path):
+    f = _p11(tmp_path, _p11_tasks(tmp_path), delivered="[2, 4, 6, 8]")
+    assert f.status == "WARN", f.evidence
+    assert "does not reproduce the delivered output artifacts/out.json" in f.evidence
+    assert f.data["reconstructed"] is True and f.data["aligned"] is False
+
+
+def test_p11_reward_one_for_an_output_that_differs_from_the_oracle_is_flipped_signal(tmp_path):
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=_solver_lines(WRONG_SOLVER), delivered="[3, 6]", reward=1.0)
+    assert f.status == "FAIL", f.evidence
+    assert f.evidence.startswith("flipped_signal: the reconstructed solver")
+    assert f.data["flipped_signal"] is True
+
+
+def test_p11_uses_the_last_version_the_agent_ran(tmp_path):
+    """v1 (wrong) ran, v2 ran and wrote the output, v3 was written after the last run and never ran."""
+    lines = _solver_lines(WRONG_SOLVER, SOLVER)
+    lines.insert(-1, write("/root/solve.py", "raise SystemExit('never ran')\n"))
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=lines)
+    assert f.status == "PASS", f.evidence
+    assert f.data["reconstruction"]["solver"]["run_event"] == lines.index(lines[4])
+
+
+def _planted(marker: Path) -> str:
+    """A solver that writes the marker (outside everything the mapping covers) with what it saw."""
+    return ("import json, os, resource\n"
+            f"open({str(marker)!r}, 'w').write(json.dumps({{'env': sorted(os.environ), "
+            "'fsize': resource.getrlimit(resource.RLIMIT_FSIZE)[0], 'cpu': resource.getrlimit(resource.RLIMIT_CPU)[0], "
+            "'nproc': resource.getrlimit(resource.RLIMIT_NPROC)[0], 'cwd': os.getcwd()}))\n" + SOLVER)
+
+
+def test_p11_without_the_opt_in_nothing_is_executed(tmp_path):
+    marker = tmp_path / "ran"
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=_solver_lines(_planted(marker)), rerun=False,
+             files={"verifier/reward.txt": "1"})
+    assert not marker.exists()
+    assert f.data["reconstructed"] is False
+    assert f.data["reconstruction"]["outcome"].startswith("skipped: re-runs are off: pass --trajaudit-rerun")
+    # with a single reward source the mechanical check has nothing to compare: N/A, with the reason
+    g = _p11(tmp_path / "b", _p11_tasks(tmp_path / "b"), lines=_solver_lines(_planted(marker)), rerun=False)
+    assert g.status == "N/A"
+    assert "reconstruction: re-runs are off: pass --trajaudit-rerun" in g.evidence
+    assert not marker.exists()
+
+
+def test_p11_solver_runs_scrubbed_and_limited_in_a_temp_dir(tmp_path, monkeypatch):
+    """The control for the test above: with the opt-in the planted solver runs, without the caller's
+    environment, under resource limits, outside the job and task directories."""
+    monkeypatch.setenv("TRAJAUDIT_TEST_SECRET", "x")
+    marker = tmp_path / "ran"
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=_solver_lines(_planted(marker)))
+    assert f.status == "PASS", f.evidence
+    seen = json.loads(marker.read_text())
+    assert "TRAJAUDIT_TEST_SECRET" not in seen["env"]
+    assert set(seen["env"]) <= {"PATH", "HOME", "TMPDIR", "LANG", "PYTHONDONTWRITEBYTECODE", "PYTHONHASHSEED",
+                                "LC_CTYPE"}
+    assert seen["fsize"] == 256 * 2**20 and 0 < seen["cpu"] <= 21 and seen["nproc"] > 0
+    assert not seen["cwd"].startswith(str(tmp_path))
+    assert Path(seen["cwd"]).name == "root"
+
+
+def test_p11_solver_that_hangs_is_killed_and_na(tmp_path):
+    f = _p11(tmp_path, _p11_tasks(tmp_path, timeout=1), lines=_solver_lines("import time\ntime.sleep(60)\n# out.json\n"))
+    assert f.data["reconstructed"] is False
+    assert f.data["reconstruction"]["outcome"] == "skipped: the reconstructed solver /root/solve.py timed out after 1s"
+
+
+def test_p11_solver_that_fails_here_is_na_with_its_error(tmp_path):
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=_solver_lines("import no_such_module_x  # out.json\n"))
+    assert f.data["reconstructed"] is False
+    assert "exited 1 here" in f.data["reconstruction"]["outcome"]
+    assert "ModuleNotFoundError" in f.data["reconstruction"]["outcome"]
+
+
+@pytest.mark.parametrize(("lines", "reason"), [
+    ([user("go"), sh("python3 -c 'print(1)' > /root/out.json"), msg("done")], "no `python <script>.py` run"),
+    ([user("go"), sh("python3 /root/solve.py"), msg("done")], "none of the last 1 script run(s) is a script the agent wrote"),
+])
+def test_p11_solver_not_literal_is_na(tmp_path, lines, reason):
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=lines)
+    assert f.status == "N/A"
+    assert reason in f.data["reconstruction"]["outcome"]
+
+
+def test_p11_stdout_redirect_is_the_output(tmp_path):
+    script = "print('[2, 4, 6]')\n"
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=_solver_lines(script, run_cmd="python3 /root/solve.py > /root/out.json"))
+    assert f.status == "PASS", f.evidence
+
+
+def test_p11_symlinked_input_is_not_followed(tmp_path):
+    tasks = _p11_tasks(tmp_path)
+    secret = tmp_path / "secret.txt"
+    secret.write_text("8\n")
+    data = tasks / "demo" / "environment" / "data.txt"
+    data.unlink()
+    data.symlink_to(secret)
+    f = _p11(tmp_path, tasks)
+    assert f.data["reconstructed"] is False
+    assert "symlink" in f.data["reconstruction"]["outcome"]
+
+
+def test_p11_no_task_config_leaves_the_evidence_alone(tmp_path):
+    f = _p11(tmp_path, None)
+    assert f.status == "N/A"
+    assert "reconstruction" not in f.evidence
+    assert f.data["reconstruction"]["outcome"].startswith("skipped: reconstruction needs the task's inputs")
