@@ -229,13 +229,13 @@ def _delivered_artifact(job: Job, cfg: Settings) -> tuple[str | None, str]:
 
 @principle("P5", "format vs reasoning failure", tier="C1", family="general", key="format_vs_reasoning")
 def format_vs_reasoning(job: Job, cfg: Settings) -> Finding:
-    """Failed runs only (N/A when the reward is 1.0 or absent). format_loss (WARN: flag the task for
+    """Failed runs only (N/A when the reward is 1.0 or absent). It is format_loss (WARN: flag the task for
     essential_difficulty) only when the answer was right in substance and wrong in shape: the verifier's message
     shows the expected value, and the value it got, the agent's saved output (the task's declared ``output``
     under ``artifacts/``) or the agent's final statement and command output hold that value once numbers,
     whitespace, case and JSON structure are normalized. reasoning_loss (PASS: the verifier caught a wrong
     answer) when the got value or the saved output differs in substance, or the verifier reports a value
-    mismatch. A shape error alone (a JSON decode error, a missing file) with no expected value to compare, or an
+    mismatch and shows no shape error. A shape error alone (a JSON decode error, a missing file) with no expected value to compare, or an
     agent that never shows a value, is N/A with the reason: a right answer in the wrong shape cannot be told
     from a wrong answer."""
     r = job.reward
@@ -441,7 +441,13 @@ def verifier_alignment(job: Job, cfg: Settings) -> Finding | Pending:
     Other disagreements (different partial rewards, reward 0 with every test passing, a pass the agent itself
     calls a failure) → WARN. With a single source, a judge (the first ``--trajaudit-judge`` model) argues from
     the agent's verbatim final whether the score is fair: fair → PASS (aligned_by_prose), unfair → WARN (a prose
-    judgment never makes flipped_signal), unclear or a failed judge → N/A. Without a judge: N/A."""
+    judgment never makes flipped_signal), unclear or a failed judge → N/A. Without a judge: N/A. With
+    ``--trajaudit-rerun`` and a task that declares ``[trajaudit.p11]``, the agent's solver is reconstructed from
+    the trajectory and re-run in a sandboxed temp dir (docs/verifier-checks.md): a re-run that does not
+    reproduce the delivered output → WARN; its diff against the task's expected output agreeing with the reward
+    → PASS (aligned); an output that differs from the expected one under reward 1.0 → FAIL (flipped_signal); one
+    equal in substance under a failing reward → WARN. The worse of this and the cross-check wins; a
+    reconstruction that cannot run is N/A with the reason in ``reconstruction``."""
     f = _with_reconstruction(_mechanical_alignment(job), reconstruct_solver(job, cfg))
     if f.status != "N/A" or cfg.judge is None or job.reward is None:
         return f
@@ -531,7 +537,8 @@ def _mechanical_alignment(job: Job) -> Finding:
 def tests_too_tight(job: Job, cfg: Settings) -> Finding:
     """Failed runs only. Re-runs the task's verifier in a subprocess (timeout; never in-process; never on
     agent-written code) on syntactic perturbations of the agent's output artifact — whitespace normalization,
-    JSON key order, trailing newline, integral floats ↔ ints — one at a time. Any that passes where the original
+    JSON key order, trailing newline, number spellings (integral floats ↔ ints, ``0.5`` ↔ ``5e-1``) — one at a
+    time. Any that passes where the original
     fails → WARN, tests_too_tight (flag the task for outcome_verified); none → PASS. Needs ``[trajaudit.p12]``
     in task.toml (command, output) and the artifact under the job's ``artifacts/``; N/A with the reason otherwise."""
     r = job.reward
