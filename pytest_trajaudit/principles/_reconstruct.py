@@ -224,6 +224,8 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
     if not p11 or not isinstance(output, str) or not output.startswith("/"):
         return _na("the task declares no reconstruction ([trajaudit.p11] with an absolute output path in task.toml)",
                    configured=False)
+    if job.reward is None:
+        return _na(f"{job.no_reward()}: nothing to check a re-run against")
     if not cfg.rerun:
         return _na("re-runs are off: pass --trajaudit-rerun (it runs the agent's reconstructed solver; see "
                    "docs/trust.md)")
@@ -244,8 +246,11 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
         except (UnusableInput, TypeError) as exc:
             return _na(f"[trajaudit.p11] expected: {exc}")
     rel = find_artifact(job, output)
-    delivered = read_bytes(job.dir, rel, Budget(cfg.max_file_bytes, cfg.max_file_bytes)).decode(
-        "utf-8", "replace") if rel else None
+    try:
+        delivered = read_bytes(job.dir, rel, Budget(cfg.max_file_bytes, cfg.max_file_bytes)).decode(
+            "utf-8", "replace") if rel else None
+    except UnusableInput as exc:
+        return _na(f"the delivered output cannot be read: {exc}")
     if delivered is None and exp_text is None:
         return _na(f"no delivered output (artifacts/{PurePosixPath(output).name}) and no expected output to "
                    "compare a re-run with")
@@ -258,7 +263,10 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
         fs = tmp / "fs"
         budget = Budget(cfg.max_file_bytes, INPUT_BYTES)
         for container, task_rel in inputs.items():
-            why = _copy_input(task, task_rel, fs / container.lstrip("/"), budget)
+            try:
+                why = _copy_input(task, task_rel, fs / container.lstrip("/"), budget)
+            except UnusableInput as exc:
+                why = f"input {task_rel}: {exc}"
             if why:
                 return _na(f"[trajaudit.p11] {why}")
         paths = [*inputs, output, run.script, run.cwd] + ([run.stdout_to] if run.stdout_to else [])
@@ -294,14 +302,19 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
                 return _na(f"the reconstructed solver {run.script} timed out after {timeout:g}s", solver=solver)
         solver["exit_code"] = rc
         if rc != 0:
-            tail = log.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace")
+            # the temp dir's name is random: keep it out of the evidence (deterministic reports)
+            tail = log.read_bytes()[-OUTPUT_TAIL:].decode("utf-8", "replace").replace(str(fs), "")
             return _na(f"the reconstructed solver {run.script} (run at #{run.event}) exited {rc} here: "
                        f"{quote(tail.strip().splitlines()[-1] if tail.strip() else '', 200)}", solver=solver)
         out_rel = output.lstrip("/")
         if file_kind(fs, out_rel) != "file":
             return _na(f"the reconstructed solver {run.script} exited 0 but wrote no {output} here (a path the "
                        "mapping does not cover?)", solver=solver)
-        recomputed = read_bytes(fs, out_rel, Budget(cfg.max_file_bytes, cfg.max_file_bytes)).decode("utf-8", "replace")
+        try:
+            recomputed = read_bytes(fs, out_rel, Budget(cfg.max_file_bytes, cfg.max_file_bytes)).decode(
+                "utf-8", "replace")
+        except UnusableInput as exc:
+            return _na(f"the reconstructed solver's output cannot be read: {exc}", solver=solver)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return _compare(job, run, recomputed, delivered, rel, exp_text, solver)

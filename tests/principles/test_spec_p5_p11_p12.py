@@ -11,9 +11,10 @@ import pytest
 from pytest_trajaudit.principles._rerun import perturbations
 from pytest_trajaudit.principles._substance import same_substance, shows
 from pytest_trajaudit.settings import Settings
+from tests.jobfactory import make_job
 from tests.principles.builders import msg, run, sh, user, write
 from tests.principles.test_verifier import _job
-from tests.taskfactory import ctrf, make_task
+from tests.taskfactory import ctrf, make_task, result_doc
 
 # ==================================================================================================== P5
 
@@ -342,3 +343,29 @@ def test_p11_no_task_config_leaves_the_evidence_alone(tmp_path):
     assert f.status == "N/A"
     assert "reconstruction" not in f.evidence
     assert f.data["reconstruction"]["outcome"].startswith("skipped: reconstruction needs the task's inputs")
+
+
+def test_p11_error_evidence_names_container_paths_not_the_temp_dir(tmp_path):
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=_solver_lines("raise RuntimeError(__file__)  # out.json\n"))
+    outcome = f.data["reconstruction"]["outcome"]
+    assert "RuntimeError: /root/solve.py" in outcome
+    assert "trajaudit-p11-" not in outcome
+
+
+def test_p11_reconstruction_through_the_plugin_only_with_the_opt_in(pytester: pytest.Pytester):
+    """End to end: without --trajaudit-rerun the planted solver never runs and P11 says why; with it, it runs and
+    the delivered output it reproduces is aligned with the oracle's."""
+    root = pytester.path
+    marker = root / "ran"
+    _p11_tasks(root)
+    make_job(root / "runs", "demo__1", _solver_lines(_planted(marker)),
+             result_doc(reward=1.0, trial="demo__1"), {"artifacts/out.json": "[2, 4, 6]"})
+    args = ("-p", "no:cacheprovider", "--trajaudit=runs", "--trajaudit-tasks=tasks", "--trajaudit-principles=P11",
+            "-rs")
+    off = pytester.runpytest(*args)
+    off.assert_outcomes(skipped=1)
+    off.stdout.fnmatch_lines(["*P11*reconstruction: re-runs are off: pass --trajaudit-rerun*"])
+    assert not marker.exists()
+    on = pytester.runpytest(*args, "--trajaudit-rerun", "-rA")
+    on.assert_outcomes(passed=1)
+    assert marker.exists()
