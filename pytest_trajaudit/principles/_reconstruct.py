@@ -317,7 +317,8 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
             return _na(f"the reconstructed solver's output cannot be read: {exc}", solver=solver)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    return _compare(job, run, recomputed, delivered, rel, exp_text, solver)
+    f = _compare(job, run, recomputed, delivered, rel, exp_text, solver)
+    return dataclasses.replace(f, events=[run.event])  # the run the verdict is about, for the report's timeline
 
 
 def _compare(job: Job, run: Run, recomputed: str, delivered: str | None, rel: str | None, exp_text: str | None,

@@ -476,17 +476,17 @@ def _with_reconstruction(mech: Finding, rec: Finding) -> Finding:
         said = mech.status == "N/A" and rec.data.get("configured")
         ev = mech.evidence + (f"; reconstruction: {rec.evidence}" if said else "")
         return dataclasses.replace(mech, evidence=ev, data=data)
-    status = rec.status if mech.status == "N/A" or _RANK[rec.status] >= _RANK[mech.status] else mech.status
-    parts = [rec.evidence] + ([mech.evidence] if mech.status != "N/A" else [])
-    if rec.status == "FAIL" and parts[0].startswith("flipped_signal") and len(parts) > 1:
-        parts[1] = parts[1].removeprefix("flipped_signal: ")
+    # the worse finding first (the reconstruction first on a tie)
+    ranked = sorted([f for f in (rec, mech) if f.status != "N/A"], key=lambda f: -_RANK[f.status])
+    status = ranked[0].status
+    parts = [f.evidence.removeprefix("flipped_signal: ") for f in ranked]
     diffs = [x for x in (rec.data.get("diff_summary"), mech.data.get("diff_summary")) if x]
     data.update(aligned=status == "PASS", diff_summary="; ".join(diffs),
                 flipped_signal=bool(mech.data.get("flipped_signal") or rec.data.get("flipped_signal")))
-    if data["flipped_signal"] and not parts[0].startswith("flipped_signal"):
-        parts = [p.removeprefix("flipped_signal: ") for p in parts]
+    if data["flipped_signal"]:
         parts[0] = "flipped_signal: " + parts[0]
-    return dataclasses.replace(mech, status=status, evidence="; ".join(parts), data=data)
+    return dataclasses.replace(mech, status=status, evidence="; ".join(parts), data=data,
+                               events=sorted({*mech.events, *rec.events}))
 
 
 def _mechanical_alignment(job: Job) -> Finding:

@@ -369,3 +369,13 @@ def test_p11_reconstruction_through_the_plugin_only_with_the_opt_in(pytester: py
     on = pytester.runpytest(*args, "--trajaudit-rerun", "-rA")
     on.assert_outcomes(passed=1)
     assert marker.exists()
+
+
+def test_p11_worse_of_cross_check_and_reconstruction_wins(tmp_path):
+    """Reward sources on both sides of a pass (flipped_signal) stay FAIL although the reconstruction aligns."""
+    f = _p11(tmp_path, _p11_tasks(tmp_path), files={"verifier/reward.txt": "0\n"})
+    assert f.status == "FAIL"
+    assert f.evidence.startswith("flipped_signal: reward sources disagree")
+    assert "; aligned: the reconstructed solver /root/solve.py" in f.evidence
+    assert f.data["flipped_signal"] is True and f.data["reconstructed"] is True and f.data["aligned"] is False
+    assert f.events  # the solver's run, for the report's timeline
