@@ -29,6 +29,7 @@ the re-run is refused (N/A) when
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -89,22 +90,25 @@ def perturbations(data: bytes) -> list[tuple[str, bytes]]:
     doc: Any = None
     is_json = False
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, parse_float=_Num.parse)
         is_json = True
     except ValueError:
         pass
     cands: list[tuple[str, str]] = []
     if is_json:
-        nl = "\n" if text.endswith("\n") else ""  # a number respelling keeps the trailing newline: one change at a time
-        if _EXPONENT.search(text):  # first: json.dumps spells these as decimals in the layout variants too
-            cands.append(("exponents as decimals", _dump(doc, positional) + nl))
-        cands.append(("whitespace: compact JSON", json.dumps(doc, ensure_ascii=False, separators=(",", ":"))))
-        cands.append(("whitespace: JSON with spaces", json.dumps(doc, ensure_ascii=False)))
-        cands.append(("whitespace: indented JSON", json.dumps(doc, ensure_ascii=False, indent=2)))
-        cands.append(("key order reversed", json.dumps(_reverse_keys(doc), ensure_ascii=False)))
-        cands.append(("integral floats as ints", json.dumps(_floats_to_ints(doc), ensure_ascii=False) + nl))
-        cands.append(("ints as floats", json.dumps(_ints_to_floats(doc), ensure_ascii=False) + nl))
-        cands.append(("decimals in exponent notation", _dump(doc, exponent) + nl))
+        # every variant is written by _dump, which keeps each number as the document spelled it unless the
+        # variant is about number spellings: one change at a time. The number respellings also keep the trailing
+        # newline.
+        nl = "\n" if text.endswith("\n") else ""
+        cands.append(("whitespace: compact JSON", _dump(doc, separators=(",", ":"))))
+        cands.append(("whitespace: JSON with spaces", _dump(doc)))
+        cands.append(("whitespace: indented JSON", _dump(doc, indent=2)))
+        cands.append(("key order reversed", _dump(_reverse_keys(doc))))
+        cands.append(("integral floats as ints", _dump(_floats_to_ints(doc)) + nl))
+        cands.append(("ints as floats", _dump(_ints_to_floats(doc)) + nl))
+        cands.append(("decimals in exponent notation", _dump(doc, spell=exponent) + nl))
+        cands.append(("exponents as decimals", _dump(doc, spell=lambda x: positional(x) if _Num.has_exponent(x)
+                                                      else _Num.text_of(x)) + nl))
     else:
         lines = [" ".join(ln.split()) for ln in text.splitlines()]
         cands.append(("whitespace normalized", "\n".join(lines) + ("\n" if text.endswith("\n") else "")))
@@ -129,7 +133,6 @@ def perturbations(data: bytes) -> list[tuple[str, bytes]]:
 _TEXT_TOKEN = linre.compile(r"[^\s,;:=\[\](){}\"']+")
 _DECIMAL = linre.compile(r"-?\d+\.\d+")
 _EXP_NUMBER = linre.compile(r"-?\d+(?:\.\d+)?[eE][+-]?\d+")
-_EXPONENT = linre.compile(r"\d[eE][+-]?\d")
 
 
 def exponent(x: float) -> str:
@@ -152,15 +155,43 @@ def positional(x: float) -> str:
     return t if "." in t else t + ".0"
 
 
-def _dump(v: Any, spell: Any) -> str:
-    """JSON in json.dumps' default layout with every float spelled by ``spell``."""
+class _Num(float):
+    """A JSON float that remembers how the document spelled it (``5e-1``, ``0.50``)."""
+
+    __slots__ = ("text",)
+
+    @classmethod
+    def parse(cls, text: str) -> _Num:
+        x = cls(text)
+        x.text = text
+        return x
+
+    @staticmethod
+    def text_of(x: float) -> str:
+        return x.text if isinstance(x, _Num) else json.dumps(x)
+
+    @staticmethod
+    def has_exponent(x: float) -> bool:
+        return isinstance(x, _Num) and ("e" in x.text or "E" in x.text)
+
+
+def _dump(v: Any, spell: Any = _Num.text_of, indent: int | None = None,
+          separators: tuple[str, str] | None = None, level: int = 0) -> str:
+    """JSON in json.dumps' layout (``indent``, ``separators`` as json.dumps takes them) with every float spelled
+    by ``spell`` (by default as the document spelled it)."""
+    item_sep, key_sep = separators or ((",", ": ") if indent is not None else (", ", ": "))
     if isinstance(v, float):
-        return spell(v)
-    if isinstance(v, dict):
-        return "{" + ", ".join(f"{json.dumps(k, ensure_ascii=False)}: {_dump(x, spell)}" for k, x in v.items()) + "}"
-    if isinstance(v, list):
-        return "[" + ", ".join(_dump(x, spell) for x in v) + "]"
-    return json.dumps(v, ensure_ascii=False)
+        return spell(v) if math.isfinite(v) else json.dumps(float(v))
+    if not isinstance(v, dict | list) or not v:
+        return json.dumps(v, ensure_ascii=False)
+    parts = ([f"{json.dumps(k, ensure_ascii=False)}{key_sep}{_dump(x, spell, indent, separators, level + 1)}"
+              for k, x in v.items()] if isinstance(v, dict)
+             else [_dump(x, spell, indent, separators, level + 1) for x in v])
+    open_, close = "{}" if isinstance(v, dict) else "[]"
+    if indent is None:
+        return open_ + item_sep.join(parts) + close
+    pad, inner = "\n" + " " * (indent * level), "\n" + " " * (indent * (level + 1))
+    return open_ + inner + (item_sep + inner).join(parts) + pad + close
 
 
 def _respell(text: str, spell: Any, *, decimals_only: bool = False, exponents_only: bool = False) -> str:

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_trajaudit.principles._rerun import perturbations
 from pytest_trajaudit.principles._substance import same_substance, shows
@@ -379,3 +381,31 @@ def test_p11_worse_of_cross_check_and_reconstruction_wins(tmp_path):
     assert "; aligned: the reconstructed solver /root/solve.py" in f.evidence
     assert f.data["flipped_signal"] is True and f.data["reconstructed"] is True and f.data["aligned"] is False
     assert f.events  # the solver's run, for the report's timeline
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.text(max_size=5)
+                     | st.floats(allow_nan=False, allow_infinity=False),
+                     lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3), kids, max_size=3),
+                     max_leaves=12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json)
+def test_p12_layout_variants_are_json_dumps_layouts(doc):
+    """The whitespace variants are json.dumps' own layouts of the document, numbers as the document spelled them."""
+    text = json.dumps(doc, ensure_ascii=False)
+    got = dict(perturbations(text.encode()))
+    for name, kw in (("whitespace: compact JSON", {"separators": (",", ":")}), ("whitespace: indented JSON", {"indent": 2})):
+        want = json.dumps(doc, ensure_ascii=False, **kw)
+        assert got.get(name, text.encode()) == want.encode()
+    for v in got.values():
+        assert json.loads(v) == json.loads(text)
+
+
+def test_p12_whitespace_variants_keep_number_spellings():
+    """One change at a time: a layout change never respells 5e-1 or 0.50."""
+    got = _names(b'{"a": [5e-1, 0.50]}')
+    assert got["whitespace: compact JSON"] == b'{"a":[5e-1,0.50]}'
+    assert got["whitespace: indented JSON"] == b'{\n  "a": [\n    5e-1,\n    0.50\n  ]\n}'
+    assert got["exponents as decimals"] == b'{"a": [0.5, 0.50]}'
+    assert got["decimals in exponent notation"] == b'{"a": [5e-1, 5e-1]}'
