@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import posixpath
 import re
 import shlex
 import shutil
@@ -67,7 +68,9 @@ class Run:
 
 
 def _abs(path: str, cwd: str) -> str:
-    return path if path.startswith("/") else str(PurePosixPath(cwd) / path)
+    """The absolute, normalized container path: ``..`` resolved lexically, so that the copy under the temp dir
+    (``fs / path.lstrip("/")``) never leaves it."""
+    return posixpath.normpath(path if path.startswith("/") else posixpath.join(cwd, path))
 
 
 def _runs(command: str, cwd: str, event: int) -> list[Run]:
@@ -82,7 +85,7 @@ def _runs(command: str, cwd: str, event: int) -> list[Run]:
             if not toks:
                 continue
             if toks[0] == "cd" and len(toks) == 2:
-                cwd = str(PurePosixPath(cwd) / toks[1])
+                cwd = _abs(toks[1], cwd)
                 continue
             if not _PYTHON.fullmatch(PurePosixPath(toks[0]).name):
                 continue
@@ -105,7 +108,7 @@ def _runs(command: str, cwd: str, event: int) -> list[Run]:
                     break
                 args.append(t)
                 i += 1
-            out.append(Run(event, _abs(script, cwd), args, cwd, _abs(stdout_to, cwd) if stdout_to else None))
+            out.append(Run(event, _abs(script, cwd), args, _abs(cwd, "/"), _abs(stdout_to, cwd) if stdout_to else None))
     return out
 
 
@@ -113,7 +116,7 @@ def find_solver(job: Job, output: str) -> tuple[Run, str] | str:
     """Step 1: the last run of a Python script the agent wrote whole, as it was when it ran, that produced the
     output (the script or its arguments name the output's file, or its stdout goes there). A reason otherwise."""
     traj = job.trajectory
-    cwd0 = str(traj.meta.get("cwd") or PurePosixPath(output).parent)
+    cwd0 = _abs(str(traj.meta.get("cwd") or PurePosixPath(output).parent), "/")
     runs: list[Run] = []
     for e in traj.events:
         if e.type == TOOL and e.kind == EXECUTE and e.status != "failed" and e.command and "python" in e.command:
@@ -128,7 +131,8 @@ def find_solver(job: Job, output: str) -> tuple[Run, str] | str:
         seen += 1
         upto = next(i for i, e in enumerate(traj.events) if e.index == run.event)
         d = reconstruct(dataclasses.replace(traj, events=traj.events[:upto + 1]))
-        st = d.files.get(d.key(run.script))
+        st = d.files.get(d.key(run.script)) or next(  # a write spelled another way (``/root/./x.py``, ``..``)
+            (f for k, f in d.files.items() if _abs(k, run.cwd) == run.script), None)
         if st is None or st.text is None or st.deleted or st.unknown_change is not None:
             continue
         if run.stdout_to == output or name in st.text or any(name in a for a in run.args):
@@ -221,7 +225,7 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
     p11 = conf.get("p11") if isinstance(conf.get("p11"), dict) else {}
     p12 = conf.get("p12") if isinstance(conf.get("p12"), dict) else {}
     output = p11.get("output") or p12.get("output")
-    if not p11 or not isinstance(output, str) or not output.startswith("/"):
+    if not p11 or not isinstance(output, str) or not output.startswith("/") or ".." in output.split("/"):
         return _na("the task declares no reconstruction ([trajaudit.p11] with an absolute output path in task.toml)",
                    configured=False)
     if job.reward is None:
@@ -234,8 +238,8 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
         return _na(found)
     run, text = found
     inputs = p11.get("inputs") or {}
-    if not isinstance(inputs, dict) or not all(isinstance(k, str) and k.startswith("/") and isinstance(v, str)
-                                               for k, v in inputs.items()):
+    if not isinstance(inputs, dict) or not all(isinstance(k, str) and k.startswith("/") and ".." not in k.split("/")
+                                               and isinstance(v, str) for k, v in inputs.items()):
         return _na("[trajaudit.p11] inputs must map absolute container paths to task-relative paths")
     expected = p11.get("expected")
     exp_text: str | None = None

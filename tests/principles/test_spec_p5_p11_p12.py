@@ -409,3 +409,14 @@ def test_p12_whitespace_variants_keep_number_spellings():
     assert got["whitespace: indented JSON"] == b'{\n  "a": [\n    5e-1,\n    0.50\n  ]\n}'
     assert got["exponents as decimals"] == b'{"a": [0.5, 0.50]}'
     assert got["decimals in exponent notation"] == b'{"a": [5e-1, 5e-1]}'
+
+
+def test_p11_dot_dot_in_the_agents_paths_stays_in_the_temp_dir(tmp_path):
+    """The script path and its cd come from the trajectory: ``..`` is resolved lexically, never above the copy."""
+    escape = "/root/../../../../../../../.." + str(tmp_path / "escaped.py")
+    lines = [user("go"), write(escape, SOLVER), sh(f"cd /root/../.. && python3 {escape}", "wrote 6"), msg("done")]
+    f = _p11(tmp_path, _p11_tasks(tmp_path), lines=lines)
+    assert not (tmp_path / "escaped.py").exists()
+    assert f.data["reconstruction"]["solver"]["script"] == str(tmp_path / "escaped.py")
+    assert f.data["reconstruction"]["solver"]["cwd"] == "/"
+    assert f.status == "PASS", f.evidence
