@@ -325,13 +325,21 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
     return dataclasses.replace(f, events=[run.event])  # the run the verdict is about, for the report's timeline
 
 
+def _diff(pred: str, exp: str) -> dict[str, Any]:
+    """diff_summary with its example values quoted (clipped, secrets redacted): they are agent output."""
+    d = diff_summary(pred, exp)
+    d["examples_fp"] = [quote(x, 80) for x in d["examples_fp"]]
+    d["examples_fn"] = [quote(x, 80) for x in d["examples_fn"]]
+    return d
+
+
 def _compare(job: Job, run: Run, recomputed: str, delivered: str | None, rel: str | None, exp_text: str | None,
              solver: dict[str, Any]) -> Finding:
     """Steps 3–5: the re-run against the delivered output, then against the oracle's, then against the reward."""
     data: dict[str, Any] = {"reconstructed": True, "solver": solver}
     who = f"the reconstructed solver {run.script} (run at #{run.event})"
     if delivered is not None:
-        d = diff_summary(recomputed, delivered)
+        d = _diff(recomputed, delivered)
         data["vs_delivered"] = d
         if not d["equal"]:
             data.update(aligned=False, diff_summary=f"re-run vs delivered {rel}: {describe(d)}")
@@ -341,7 +349,7 @@ def _compare(job: Job, run: Run, recomputed: str, delivered: str | None, rel: st
         data["diff_summary"] = f"re-run reproduces the delivered {rel}; no expected output declared"
         return Finding.na(f"{who} reproduces the delivered output {rel}; no [trajaudit.p11] expected output to diff "
                           "against", data)
-    e = diff_summary(recomputed, exp_text)
+    e = _diff(recomputed, exp_text)
     data["vs_expected"] = e
     r = job.reward
     rep = "reproduces the delivered output; " if delivered is not None else ""
