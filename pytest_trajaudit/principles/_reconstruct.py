@@ -157,17 +157,23 @@ def _nproc_in_use() -> int:
     return n
 
 
-def _limits(cpu_seconds: int, nproc: int) -> Any:
-    def apply() -> None:  # runs in the child between fork and exec
-        import resource
+# The limits are set by a tiny launcher process that then execs the solver, rather than by a ``preexec_fn``:
+# Python documents ``preexec_fn`` as unsafe in a program with threads, and the engine may run judge threads.
+_LAUNCHER = (
+    "import os, resource, sys\n"
+    "limits = [int(v) for v in sys.argv[1].split(',')]\n"
+    "for lim, val in zip((resource.RLIMIT_CPU, resource.RLIMIT_AS, resource.RLIMIT_FSIZE, resource.RLIMIT_NPROC,\n"
+    "                     resource.RLIMIT_NOFILE, resource.RLIMIT_CORE), limits):\n"
+    "    resource.setrlimit(lim, (val, val))\n"
+    "os.umask(0o077)\n"
+    "os.execv(sys.argv[2], sys.argv[2:])\n"
+)
 
-        for lim, val in ((resource.RLIMIT_CPU, cpu_seconds), (resource.RLIMIT_AS, MEMORY_BYTES),
-                         (resource.RLIMIT_FSIZE, FILE_BYTES), (resource.RLIMIT_NPROC, nproc),
-                         (resource.RLIMIT_NOFILE, OPEN_FILES), (resource.RLIMIT_CORE, 0)):
-            resource.setrlimit(lim, (val, val))
-        os.umask(0o077)
 
-    return apply
+def _limited(cmd: list[str], cpu_seconds: int, nproc: int) -> list[str]:
+    """``cmd`` run under CPU, memory, file-size, process, open-file and core-dump limits (set, then exec'd)."""
+    limits = ",".join(str(v) for v in (cpu_seconds, MEMORY_BYTES, FILE_BYTES, nproc, OPEN_FILES, 0))
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, limits, *cmd]
 
 
 def _copy_input(task: Task, rel: str, dest: Path, budget: Budget) -> str | None:
@@ -290,9 +296,9 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
         cmd = [sys.executable, "-E", "-s", str(script), *(remap(a) for a in run.args)]
         with open(stdout_path, "wb") as out, open(log, "ab") as err:
             try:
-                p = subprocess.Popen(cmd, cwd=fs / run.cwd.lstrip("/"), env=env, stdin=subprocess.DEVNULL,
-                                     stdout=out, stderr=err, start_new_session=True,
-                                     preexec_fn=_limits(math.ceil(timeout) + 1, _nproc_in_use() + EXTRA_PROCESSES))
+                p = subprocess.Popen(_limited(cmd, math.ceil(timeout) + 1, _nproc_in_use() + EXTRA_PROCESSES),
+                                     cwd=fs / run.cwd.lstrip("/"), env=env, stdin=subprocess.DEVNULL,
+                                     stdout=out, stderr=err, start_new_session=True)
             except OSError as exc:
                 return _na(f"the reconstructed solver could not be started: {exc}", solver=solver)
             try:
