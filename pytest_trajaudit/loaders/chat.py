@@ -91,12 +91,15 @@ def sniff(parsed: Parsed) -> bool:
 
 
 def _status_of_output(text: str, is_error: Any = None) -> str:
+    """A tool result's status: the error flag when set, else the exit code the output reports, else "ok" when
+    the result carries content (the tool answered the call; an error text in it is judged by the principles,
+    e.g. "No such file or directory"), else "unknown" (an empty answer says nothing about the outcome)."""
     if is_error is True:
         return "failed"
     m = _EXIT.search(text[:300])
     if m:
         return "ok" if int(m.group(1) or m.group(2)) == 0 else "failed"
-    if is_error is False:
+    if is_error is False or text.strip():
         return "ok"
     return "unknown"
 

@@ -88,7 +88,7 @@ def test_openai_tool_calls_merge_results_by_id():
     assert [e.type for e in t.events] == [OTHER, USER, THOUGHT, TOOL, TOOL, AGENT]
     bash, read = tools(t)
     assert (bash.kind, bash.command, bash.status, bash.output) == (EXECUTE, "pytest -q", "failed", "Exit code: 1\n2 failed")
-    assert (read.kind, read.paths, read.output, read.status) == (READ, ("a.py",), "x = 1", "unknown")
+    assert (read.kind, read.paths, read.output, read.status) == (READ, ("a.py",), "x = 1", "ok")
     assert bash.raw == "messages[2].tool_calls[0]" and t.events[5].raw == "messages[5]"
     assert [e.index for e in t.events] == list(range(len(t.events)))
 
