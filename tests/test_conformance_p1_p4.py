@@ -13,7 +13,20 @@ import pytest
 from pytest_trajaudit.report.audit import build_audit
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 from tests.helpers import load_text
-from tests.principles.builders import LITERAL, MODES, PRECISE, acp_job, job, msg, read, run, sh, thought, tool, write
+from tests.principles.builders import (
+    LITERAL,
+    MODES,
+    PRECISE,
+    acp_job,
+    job,
+    msg,
+    read,
+    run,
+    sh,
+    thought,
+    tool,
+    write,
+)
 
 # ============================================================================ P1 on the chat dialects
 
