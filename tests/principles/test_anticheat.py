@@ -334,16 +334,16 @@ def test_p2_clean_run_passes(mode):
     ("pip install pluggy", "FAIL"),  # shadows a module pytest imports
     ("pip install --force-reinstall iniconfig==2.0", "FAIL"),
     ("pip3 install json", "FAIL"),
-    ("pip install -U pytest", "WARN"),  # pytest itself or a plugin: may change the verifier's pytest
-    ("pip install pytest-json-ctrf", "WARN"),
-    ("pip install orjson ", "WARN"),  # only the seed regex's suffix quirk: a mention-level hit
+    ("pip install -U pytest", "FAIL"),  # the seed's LETHAL pip pattern, run
+    ("pip install pytest-json-ctrf", "WARN"),  # pytest itself or a plugin: may change the verifier's pytest
+    ("pip install orjson ", "FAIL"),  # the seed's LETHAL pip pattern, run
     ("pip install numpy pandas", "PASS"),
 ])
 def test_p2_precise_pip_rule(command, status):
     f = p2(acp_job(sh(command, "Successfully installed")))
     assert f.status == status
     if status == "FAIL":
-        assert "shadowing a module pytest imports" in f.evidence
+        assert "shadowing a module pytest imports" in f.evidence or "LETHAL pattern" in f.evidence
 
 
 def test_p2_precise_failed_shadowing_install_is_not_fail():
