@@ -191,8 +191,7 @@ def test_p3_without_a_judge_bucket_is_unjudged_in_the_finding_and_the_audit_json
     schema = json.loads((SCHEMA_DIR / "audit.schema.json").read_text())
     enum = schema["properties"]["failure_bucket"]
     assert "unjudged" in json.dumps(enum)
-    jsonschema.validate({"failure_bucket": audit["failure_bucket"]},
-                        {"$defs": schema.get("$defs", {}), **enum})
+    jsonschema.validate(audit["failure_bucket"], {"$defs": schema.get("$defs", {}), **enum})
 
 
 def test_p3_not_run_gives_unjudged_for_a_failed_run_and_passed_for_a_passing_one():

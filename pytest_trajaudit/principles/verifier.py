@@ -58,6 +58,8 @@ NO_VERIFIER_LAYOUTS = {"bare-file": "a bare trajectory", "record": "this log rec
 
 
 P3_BUCKETS = ("hard", "unfair_instruction", "unfair_test", "unfair_env", "capability_gap", "ignored_instruction")
+# a failed run no judge bucketed (none configured, or its answer failed): the audit JSON's explicit value
+P3_UNJUDGED = "unjudged"
 P3_UNFAIR = ("unfair_instruction", "unfair_test", "unfair_env")
 P3_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["bucket", "reason"],
@@ -110,7 +112,8 @@ def failure_bucket(job: Job, cfg: Settings) -> Finding | Pending:
     unfair_env (WARN: the environment, not the agent, ended the run). Any other failed run needs a judge (the
     first ``--trajaudit-judge`` model): hard / capability_gap / ignored_instruction → PASS (the task was fair);
     unfair_instruction / unfair_test / unfair_env → WARN (review the task). Without a judge, or when the judge
-    fails (HTTP error, timeout, an answer that is not valid), N/A with the reason. The evidence always quotes the
+    fails (HTTP error, timeout, an answer that is not valid), N/A with the reason and the bucket ``unjudged``.
+    The evidence always quotes the
     agent's verbatim final (P10), the verifier's failure message and the judge's reason."""
     quotes = _evidence_quotes(job)
     data: dict[str, Any] = {"agent_final": _final_quote(job), "verifier_message": verifier_message(job)}
@@ -128,7 +131,7 @@ def failure_bucket(job: Job, cfg: Settings) -> Finding | Pending:
             return Finding.na(f"{NO_VERIFIER_LAYOUTS[job.layout]} records no verifier result", data)
         data["failure_bucket"] = "unfair_env"
         return Finding.warn(f"unfair_env: the verifier produced no reward; {quotes}", data)
-    data["failure_bucket"] = None
+    data["failure_bucket"] = P3_UNJUDGED  # until a judge answers
     if cfg.judge is not None:
         req, clipped = _p3_request(job, r)
         data["judge_input_truncated"] = clipped

@@ -66,7 +66,8 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
         "verdict": verdict,
         "anti_cheat_read": None,
         "anti_cheat_write": None,
-        "failure_bucket": "passed" if reward is not None and reward >= 1.0 else None,
+        # P3's bucket; a failed run (or one without a reward) that no judge bucketed: "unjudged"
+        "failure_bucket": "passed" if reward is not None and reward >= 1.0 else "unjudged",
         "agentic_floor": None,
         "tool_breakdown": None,
         "verbatim_final": None,
@@ -79,7 +80,7 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
         if key == "verbatim_final":
             audit[key] = data.get("verbatim_final")
         elif key == "failure_bucket":
-            audit[key] = data.get("failure_bucket")
+            audit[key] = data.get("failure_bucket") or audit[key]
             audit["failure_evidence"] = {"status": rec["status"], "evidence": rec["evidence"]}
         elif key == "format_vs_reasoning":
             audit[key] = data.get("format_vs_reasoning") or ("n/a" if rec["status"] == "N/A" else None)

@@ -244,8 +244,9 @@ class Audit(_Open):
     verdict: Verdict
     anti_cheat_read: StatusEvidence | None
     anti_cheat_write: StatusEvidence | None
+    # P3: the spec's buckets, and "unjudged" for a failed run no judge bucketed
     failure_bucket: Literal["passed", "hard", "unfair_instruction", "unfair_test", "unfair_env",
-                            "capability_gap", "ignored_instruction"] | None
+                            "capability_gap", "ignored_instruction", "unjudged"]
     agentic_floor: AgenticFloor | None
     tool_breakdown: ToolBreakdown | None
     verbatim_final: str | None

@@ -195,14 +195,14 @@ def _bad(model: str, why: str = "p: HTTP 500") -> Answer:
 
 
 def test_p3_finish() -> None:
-    finish = V._p3_finish("m", "agent's final: x; verifier: y", {"failure_bucket": None})
+    finish = V._p3_finish("m", "agent's final: x; verifier: y", {"failure_bucket": "unjudged"})
     f = finish([_ok("m", {"bucket": "hard", "reason": "coherent but missed the ats clause"})])
     assert f.status == "PASS" and f.data["failure_bucket"] == "hard"
     assert f.evidence.startswith("hard (judge m: coherent but missed the ats clause); agent's final: x")
     f = finish([_ok("m", {"bucket": "unfair_test", "reason": "spaces"})])
     assert f.status == "WARN" and f.data["task_flag"] == "fairness"
     f = finish([_bad("m", "p3_bucket: schema violation at $.bucket: 'x' is not one of [...]")])
-    assert f.status == "N/A" and f.data["failure_bucket"] is None and "judge m failed: p3_bucket: schema" in f.evidence
+    assert f.status == "N/A" and f.data["failure_bucket"] == "unjudged" and "judge m failed: p3_bucket: schema" in f.evidence
 
 
 def test_p11_finish() -> None:

@@ -93,7 +93,7 @@ def test_p3_seed_hard_example_needs_a_judge_and_quotes_both_sides(tmp_path):
                                  "ignored_instruction needs a judge")
     assert "agent's final: A TicToc abort is unnecessary iff (1) `commit_ts < current_wts`" in f.evidence
     assert "verifier: test_score: AssertionError: score 0.10: treats abort records broadly as unnecessary" in f.evidence
-    assert f.data["failure_bucket"] is None
+    assert f.data["failure_bucket"] == "unjudged"
     assert f.data["agent_final"].startswith("A TicToc abort is unnecessary")
 
 
