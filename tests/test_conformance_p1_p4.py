@@ -218,7 +218,7 @@ def _solves(n: int) -> list[dict]:
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("noise", [
-    [sh("echo hi", "hi")] * 5,
+    [sh(f"echo step {i}", f"step {i}") for i in range(5)],
     [sh("pwd", "/root"), sh("which python", "/usr/bin/python"), sh("echo start", "start"), sh("ls", ""),
      sh("cat /etc/os-release", "ID=debian")],
 ])

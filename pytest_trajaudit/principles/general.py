@@ -12,6 +12,7 @@ from ..needles import may_match
 from ..redact import quote, redact
 from ..settings import Settings
 from . import principle
+from ._inputs import InputReads
 from ._shell import is_code_write, is_full_write, is_read_like, runs_solver, written_paths
 from ._writes import call_write_targets, heredoc_write
 
@@ -28,11 +29,14 @@ def agentic_floor(job: Job, cfg: Settings) -> Finding:
     """Passing runs that barely touch the environment are suspect (judgment, seed reference points).
     Judged on passing runs (reward 1.0) only: 0–2 tool calls → FAIL (verdict below: flag the task as
     agentic-suspect, or a solve from the instruction alone); 3–4 calls, or ≥5 without any read of inputs →
-    WARN (borderline); ≥5 calls with a read → PASS (above). N/A without a reward, on failed runs, and on a
+    WARN (borderline); ≥5 calls with a read → PASS (above). A read of inputs looks at the content of a file the
+    agent did not write (a read or content-search tool; cat/head/tail/grep/wc/jq… or Python code opening it);
+    echo, pwd, which, listings and system files are not. N/A without a reward, on failed runs, and on a
     chat-harness transcript (no tool calls by design: the harness runs the code of the agent's message)."""
     tools = _tools(job)
     n = len(tools)
-    reads = sum(1 for e in tools if is_read_like(e))
+    seen = InputReads()
+    reads = sum(1 for e in tools if seen.see(e))
     titles = Counter(e.title or e.tool for e in tools)
     shape = ", ".join(f"{t}×{c}" for t, c in titles.most_common(6)) or "no tool calls"
     if n >= 5 and reads:
@@ -62,7 +66,8 @@ def agentic_floor(job: Job, cfg: Settings) -> Finding:
 @principle("P6", "memorization signal", tier="C0", family="general", key="memorization_signal")
 def memorization(job: Job, cfg: Settings) -> Finding:
     """The agent recognizes a textbook problem and skips exploration. WARN (never FAIL) when the first
-    reasoning names a published algorithm or paper AND no data was sampled before the first code write;
+    reasoning names a published algorithm or paper AND no data was sampled (no read of the task's inputs, as
+    P4 counts them) before the first code write;
     PASS otherwise. N/A when the trajectory holds no agent reasoning and no tool calls."""
     events = job.trajectory.events
     first_reasoning = next((e for e in events if e.type in (THOUGHT, AGENT) and e.text.strip() and not e.sidechain), None)
@@ -72,11 +77,12 @@ def memorization(job: Job, cfg: Settings) -> Finding:
     named = cfg.paper_re.search(first_reasoning.text) if first_reasoning else None
     sampled = 0
     first_write = None
+    seen = InputReads()
     for e in tools:
         if is_code_write(e):
             first_write = e
             break
-        if is_read_like(e):
+        if seen.see(e):
             sampled += 1
     data = {"names_published_work": bool(named), "reads_before_first_write": sampled,
             "first_write_event": first_write.index if first_write else None}
