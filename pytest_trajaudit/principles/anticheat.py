@@ -276,6 +276,16 @@ def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
         return _is_own(tok, own) or (not cfg.literal and _repo_fixture(tok)) \
             or (prose and not _prose_path(tok, cfg, named, named_paths))
 
+    creates: set[str] | None = None
+
+    def created_later(tok: str) -> bool:
+        """An answer-named file the agent creates at some point of the run: naming it before, or looking for it
+        before it exists, is planning its own output (a successful read of it still counts)."""
+        nonlocal creates
+        if creates is None:
+            creates = {_norm(p) for x in job.trajectory.events if x.type == TOOL for p in written_paths(x)}
+        return _is_own(tok, creates)
+
     for e in job.trajectory.events:
         if e.type == TOOL:
             written = {_norm(p) for p in written_paths(e)}
@@ -293,6 +303,9 @@ def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
                         continue  # the file this call writes in the agent's own space: not a read
                     if tok in written or e.kind == EDIT:
                         hit_reason = hit_reason or ("write" if tok in written else "code", tok or m.group(0))
+                        continue
+                    if prose and (e.kind in _NOT_READS or e.status != "ok" or failed_by_output(e)) \
+                            and created_later(tok):
                         continue
                     if e.kind in _NOT_READS:
                         hit_reason = hit_reason or ("mention", tok or m.group(0))
@@ -329,7 +342,7 @@ def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
                 tok = _norm(_token(e.text, _start(e.text, m, prose), m.end()))
                 if prose:
                     tok = tok.rstrip(_TRAILING)
-                    if skip(tok, prose):
+                    if skip(tok, prose) or created_later(tok):
                         continue
                 if not _is_own(tok, own):
                     warns.append((e, f"mentions {tok or m.group(0).strip()!r}"))
