@@ -10,6 +10,7 @@ import json
 import jsonschema
 import pytest
 
+from pytest_trajaudit.principles._shell import is_read_like
 from pytest_trajaudit.report.audit import build_audit
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 from tests.helpers import load_text
@@ -277,3 +278,11 @@ def test_p6_a_read_of_an_input_before_the_first_write_passes():
 
 def test_precise_is_the_default():
     assert not PRECISE.literal
+
+
+@pytest.mark.parametrize(("command", "looks"), [("echo start", False), ("pwd", False), ("which python", False),
+                                                ("type ls", False), ("ls /root", True), ("cat /root/a.csv", True)])
+def test_the_shared_look_helper_leaves_echo_pwd_which_out(command, looks):
+    """The helper behind P8's exploration count: echo, pwd, which and type look at no file."""
+    e = next(x for x in acp_job(sh(command, "x")).trajectory.events if x.type == "tool_call")
+    assert is_read_like(e) is looks

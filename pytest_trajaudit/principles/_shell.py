@@ -20,9 +20,11 @@ _PY_OPEN_W = linre.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wax]")
 _WRITE_TEXT = linre.compile(r"Path\(\s*['\"]([^'\"]+)['\"]\s*\)\.write_(?:text|bytes)")
 _WRITERS = (_REDIRECT, _TEE, _CPMV, _LN, _SED_I, _TOUCH, _PY_OPEN_W, _WRITE_TEXT)
 
+# commands that look at files (their content, names or metadata): P8's exploration reads. Not echo, pwd, which or
+# type, which print nothing of the task's files (P4/P6 count narrower reads of inputs: _inputs.py)
 _READ_CMDS = {"cat", "head", "tail", "less", "more", "wc", "ls", "grep", "rg", "find", "file", "stat", "xxd",
               "od", "hexdump", "jq", "tree", "du", "strings", "nl", "sort", "uniq", "cut", "diff", "awk", "sed",
-              "git", "pwd", "echo", "which", "type", "readlink", "realpath", "md5sum", "sha256sum", "column"}
+              "git", "readlink", "realpath", "md5sum", "sha256sum", "column"}
 _SOLVER = linre.compile(
     r"(?:^|[;&|]\s*|\s)(?:python[\d.]*|node|bash|sh|ruby|perl|Rscript|julia|java|go\s+run|cargo\s+(?:run|build|test)"
     r"|make|gcc|g\+\+|clang|pytest|npm\s+(?:run|test)|\./\S+)(?:\s|$)"
@@ -97,7 +99,7 @@ def first_word(command: str) -> str:
 
 
 def is_read_like(e: Event) -> bool:
-    """A data-sampling step: a read/search tool, or a shell command that only looks at things."""
+    """A look at the environment: a read/search tool, or a shell command that only looks at files."""
     if e.kind in (READ, SEARCH):
         return True
     if e.kind == EXECUTE and e.command:
