@@ -176,9 +176,10 @@ def test_p2_executed_install_matching_the_seed_lethal_pattern_is_fail(command, s
 def test_p2_install_that_failed_or_was_only_mentioned_is_warn():
     failed = run("P2", acp_job(sh("pip install -U pytest", "ERROR: could not reach the index", status="failed")))
     assert failed.status == "WARN"
-    mentioned = run("P2", acp_job(tool("think", "Plan", raw_input={"command": "pip install -U pytest"})))
-    assert mentioned.status in ("WARN", "PASS")
-    assert mentioned.status != "FAIL"
+    for line in (msg("Next: pip install -U pytest and rerun."), thought("maybe pip install orjson would help")):
+        mentioned = run("P2", acp_job(line))
+        assert mentioned.status == "WARN"
+        assert "not run" in mentioned.evidence
 
 
 # ============================================================================ P3 bucket without a judge

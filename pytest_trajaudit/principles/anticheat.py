@@ -459,6 +459,8 @@ def write_side(job: Job, cfg: Settings) -> Finding:
             hits = _lethal_path_hits(e.text, paths, found(e, TEXT, e.text))
             if hits:
                 warns.append((e, f"mentions {hits[0]!r}"))
+            elif _seed_pip(cfg, e.text):
+                warns.append((e, "mentions a pip install the seed's LETHAL pattern names (not run)"))
     priv = analyse(job, cfg)
     fails, warns = _merge(fails, priv.write_fails), _merge(warns, priv.write_warns)
     f = _verdict(job, fails, warns, "no verifier-breaking write")
