@@ -6,6 +6,7 @@ docs/spec-differences.md ("P1–P4") lists the deliberate differences these test
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -26,6 +27,7 @@ from tests.principles.builders import (
     sh,
     thought,
     tool,
+    user,
     write,
 )
 
@@ -287,3 +289,47 @@ def test_the_shared_look_helper_leaves_echo_pwd_which_out(command, looks):
     """The helper behind P8's exploration count: echo, pwd, which and type look at no file."""
     e = next(x for x in acp_job(sh(command, "x")).trajectory.events if x.type == "tool_call")
     assert is_read_like(e) is looks
+
+
+# ================================================================ the spec's worked example (reference/)
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "shared" / "spec" / "reference" / "audit-example.json"
+
+
+def _worked_example_run() -> object:
+    """The run audit-example.json describes (PR #755, claude-skills): ToolSearch×1, Skill×2, Read File×3,
+    Terminal×3, Write×1, reward 1.0, no answer-bearing path anywhere."""
+    return acp_job(user("Find the unnecessarily aborted transactions in /root/traces/."),
+                   tool("other", "ToolSearch", output="Skill"),
+                   tool("other", "Skill", output="tictoc-analysis loaded"),
+                   tool("other", "Skill", output="references loaded"),
+                   tool("read", "Read File", output="txn,key,local_wts,current_wts,commit_ts\n1,a,3,5,7"),
+                   tool("read", "Read File", output="txn,key,wts,ats_at_write\n2,a,4,6"),
+                   tool("read", "Read File", output="# schema\nabort entries and writes"),
+                   write("/root/analyze.py", "import csv\n"),
+                   sh("python3 /root/analyze.py", "3216"),
+                   sh("head -3 /root/unnecessary_aborts.json", "[1, 5, 9"),
+                   sh("python3 -c \"import json; print(len(json.load(open('/root/unnecessary_aborts.json'))))\"",
+                      "3216"),
+                   msg("Output written to /root/unnecessary_aborts.json with 3216 unnecessarily-aborted "
+                       "transaction ids."),
+                   reward=1.0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_worked_example_gives_the_reference_p1_to_p4_values(mode):
+    if not EXAMPLE.is_file():
+        pytest.skip("the specification's reference/ folder is not beside the repository")
+    ref = json.loads(EXAMPLE.read_text())
+    j = _worked_example_run()
+    cfg = MODES[mode]
+    assert run("P1", j, cfg).status == ref["anti_cheat_read"]["status"] == "PASS"
+    assert run("P2", j, cfg).status == ref["anti_cheat_write"]["status"] == "PASS"
+    p3 = run("P3", j, cfg)
+    assert p3.data["failure_bucket"] == ref["failure_bucket"] == "passed"
+    p4 = run("P4", j, cfg)
+    assert p4.data["n_tool_calls"] == ref["agentic_floor"]["n_tool_calls"] == 10
+    assert p4.data["verdict"] == ref["agentic_floor"]["verdict"] == "above"
+    schema = json.loads((SCHEMA_DIR / "audit.schema.json").read_text())
+    jsonschema.validate(ref["failure_bucket"], {"$defs": schema.get("$defs", {}),
+                                                **schema["properties"]["failure_bucket"]})
