@@ -16,10 +16,10 @@ Listings (``ls``, ``find``, Glob) name files without reading them: not reads of 
 from __future__ import annotations
 
 from .. import linre
-from ..model import EDIT, EXECUTE, READ, SEARCH, TOOL, Event
+from ..model import EDIT, EXECUTE, READ, SEARCH, TOOL, Event, Job
 from ._bashast import MENTION, WRITE
 from ._bashast import READ as READ_OP
-from ._privileged import event_touches
+from ._privileged import touches_of
 from ._shell import is_full_write, write_targets
 
 # commands whose file operand is read for its content (the syntax reports some of them as a mention)
@@ -63,17 +63,18 @@ def _content_search(e: Event) -> bool:
 
 
 class InputReads:
-    """Follows one trajectory's tool calls in order (``see``), remembering the files the agent wrote, and says
-    whether each call read the task's inputs."""
+    """Follows one job's tool calls in order (``see``), remembering the files the agent wrote, and says whether
+    each call read the task's inputs."""
 
-    def __init__(self) -> None:
+    def __init__(self, job: Job) -> None:
+        self.job = job
         self.own: set[str] = set()
 
     def see(self, e: Event) -> bool:
         """Whether tool call ``e`` reads an input file; then remembers what it writes."""
         if e.type != TOOL:
             return False
-        touches, _facts = event_touches(e) if e.kind in (READ, EXECUTE) or _content_search(e) else ([], None)
+        touches, _facts = touches_of(self.job, e) if e.kind in (READ, EXECUTE) or _content_search(e) else ([], None)
         writes = {_norm(t.path) for t in touches if t.op == WRITE and t.how != "sed"}
         found = False
         if e.kind == READ or _content_search(e):

@@ -292,7 +292,7 @@ def analyse(job: Job, cfg: Settings) -> Analysis:
     for e in job.trajectory.events:
         if e.type != TOOL:
             continue
-        touches, facts = event_touches(e)
+        touches, facts = touches_of(job, e)
         out = e.output or ""
         head = out[:4000] if touches or facts is not None else ""  # a guard answers a call that names a file
         refused = bool(head) and may_match(cfg.guard_refusal_re, head) and bool(cfg.guard_refusal_re.search(head))
@@ -353,6 +353,17 @@ def _grader_reads(a: Analysis, source: str, grader: str) -> None:
         f = _norm(m.group(1) or m.group(2) or "")
         if f and "." in _base(f) and not f.endswith(_CODE_EXT) and " " not in f:
             _add(a, Entry(f, "answers", f"the scoring code {grader} opens it"))
+
+
+def touches_of(job: Job, e: Event) -> tuple[list[Touch], PyFacts | None]:
+    """:func:`event_touches` of one of ``job``'s events, parsed once per job (P1, P2, P4 and P6 ask)."""
+    memo = job.cache.get("touches")
+    if not isinstance(memo, dict):
+        memo = job.cache["touches"] = {}
+    known = memo.get(e.index)
+    if known is None or known[0] is not e:
+        known = memo[e.index] = (e, event_touches(e))
+    return known[1]
 
 
 def event_touches(e: Event) -> tuple[list[Touch], PyFacts | None]:

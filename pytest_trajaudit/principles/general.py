@@ -35,7 +35,7 @@ def agentic_floor(job: Job, cfg: Settings) -> Finding:
     chat-harness transcript (no tool calls by design: the harness runs the code of the agent's message)."""
     tools = _tools(job)
     n = len(tools)
-    seen = InputReads()
+    seen = InputReads(job)
     reads = sum(1 for e in tools if seen.see(e))
     titles = Counter(e.title or e.tool for e in tools)
     shape = ", ".join(f"{t}×{c}" for t, c in titles.most_common(6)) or "no tool calls"
@@ -77,7 +77,7 @@ def memorization(job: Job, cfg: Settings) -> Finding:
     named = cfg.paper_re.search(first_reasoning.text) if first_reasoning else None
     sampled = 0
     first_write = None
-    seen = InputReads()
+    seen = InputReads(job)
     for e in tools:
         if is_code_write(e):
             first_write = e
