@@ -12,6 +12,7 @@ import jsonschema
 import pytest
 
 from pytest_trajaudit.principles._shell import is_read_like
+from pytest_trajaudit.report import template
 from pytest_trajaudit.report.audit import build_audit
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 from tests.helpers import load_text
@@ -333,3 +334,10 @@ def test_the_worked_example_gives_the_reference_p1_to_p4_values(mode):
     schema = json.loads((SCHEMA_DIR / "audit.schema.json").read_text())
     jsonschema.validate(ref["failure_bucket"], {"$defs": schema.get("$defs", {}),
                                                 **schema["properties"]["failure_bucket"]})
+
+
+def test_an_unjudged_bucket_leaves_the_root_cause_undetermined():
+    """report.md maps P3's buckets to the template's root causes: ``unjudged`` names no cause, as no bucket."""
+    recs = {"P3": {"status": "N/A", "evidence": "needs a judge", "data": {"failure_bucket": "unjudged"}},
+            "P1": {"status": "PASS", "evidence": "", "data": {}}}
+    assert template.root_cause({}, recs)[0] == template.UNDETERMINED
