@@ -264,6 +264,16 @@ def test_p4_reading_back_the_agents_own_file_is_not_a_read_of_inputs():
     assert f.status == "WARN"
 
 
+@pytest.mark.parametrize(("first", "then_read", "status"), [
+    (sh("cat > /root/data.csv <<EOF\na,b\nEOF"), sh("cat /root/data.csv", "a,b"), "WARN"),  # its own file
+    (sh("sed -i 's/a/b/' /app/config.ini"), sh("cat /app/config.ini", "b=1"), "PASS"),  # edited in place: input
+    (sh("ls -la /app", "config.ini"), sh("find /app -name '*.ini'", "/app/config.ini"), "WARN"),  # listings
+])
+def test_p4_own_files_and_listings_versus_inputs_edited_in_place(first, then_read, status):
+    f = run("P4", acp_job(first, then_read, *_solves(3), msg("42"), reward=1.0))
+    assert f.status == status, f.data
+
+
 def test_p6_echo_before_the_first_write_is_not_data_sampling():
     j = acp_job(thought("This is the classic TicToc problem from Yu et al. 2016."), sh("echo start", "start"),
                 sh("pwd", "/root"), write("/root/solve.py"))
