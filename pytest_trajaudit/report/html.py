@@ -22,6 +22,8 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from .review import html_section as review_section
+
 MAX_CHART_ROWS = 40
 _VERDICT_ORDER = ("INVALID", "ERROR", "INCOMPLETE", "WARN", "CLEAN", "ORACLE")
 _COLORS = {"INVALID": "#c62828", "ERROR": "#6a1b9a", "INCOMPLETE": "#1565c0", "WARN": "#ef6c00", "CLEAN": "#2e7d32",
@@ -192,6 +194,7 @@ def render(summary: dict[str, Any]) -> str:
         f'<p id="incomplete"><strong>incomplete run:</strong> {escape(str(incomplete))}</p>' if incomplete else "",
         f'<p class="muted">{int(summary.get("n_jobs") or 0)} job(s): {escape(head_counts or "none")} · mode '
         f'{escape(str(summary.get("mode") or ""))}</p>',
+        review_section(summary),
         _charts(summary),
         "<h2>Jobs</h2>",
         '<div class="filters">',
