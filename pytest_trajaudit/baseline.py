@@ -95,11 +95,15 @@ class Baseline:
         scope = set(jobs_scope) if jobs_scope is not None else None
         gone = [{"job": j, "code": c, "fingerprint": fp} for fp, (j, c) in self.prints.items()
                 if fp not in now and (scope is None or j in scope)]
-        key = lambda r: (r["job"], r["code"])  # noqa: E731
-        new.sort(key=key)
-        gone.sort(key=key)
+        new.sort(key=finding_key)
+        gone.sort(key=finding_key)
         return {**self.as_json(), "new": new, "new_jobs": len({r["job"] for r in new}), "gone": gone,
                 "unchanged": sum(1 for fp in now if fp in self.prints)}
+
+
+def finding_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Sort findings by job, then code in natural order (P2 before P10)."""
+    return (row["job"], *((int(p) if p.isdigit() else p) for p in re.split(r"(\d+)", row["code"])))
 
 
 def lines(section: Mapping[str, Any] | None, limit: int = 30) -> list[str]:

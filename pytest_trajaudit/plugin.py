@@ -991,6 +991,7 @@ class RollupPlugin:
         self.summary: dict[str, Any] | None = None
         self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for CTRF and CI annotations
         self.files: dict[str, str] = {}  # job id → its trajectory file, for CI annotations
+        self.failed_findings: list[tuple[str, str, str]] = []  # (job, code, evidence) of each FAILED audit item
         from _pytest.junitxml import xml_key
 
         self.xml_key = xml_key  # pytest's LogXML is stashed by junitxml's pytest_configure, after this one
@@ -1004,6 +1005,8 @@ class RollupPlugin:
             self.items[report.nodeid] = {"job": job, "code": rec["code"],
                                          "status": "WAIVED" if waived else rec.get("status"),
                                          "evidence": rec.get("evidence") or rec.get("error") or ""}
+            if report.failed and report.when == "call" and rec.get("status") == "FAIL" and rec.get("job"):
+                self.failed_findings.append((rec["job"], rec["code"], str(rec.get("evidence") or "")))
             traj = (rec.get("meta") or {}).get("trajectory_file")
             if traj and job:
                 self.files[job] = traj
@@ -1043,6 +1046,15 @@ class RollupPlugin:
 
             for name, value in suite_properties(self.summary):
                 xml.add_global_property(name, value)
+        b = self.rollup.baseline
+        if b is not None and b.new_only and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
+            # --trajaudit-new-only: the items of findings the baseline already had still show FAILED, but when
+            # they are all the run's failures, they do not fail it (the PR verdict decides, as it counted them)
+            from .baseline import fingerprint
+
+            if len(self.failed_findings) == session.testsfailed and all(
+                    fingerprint(*f) in b.prints for f in self.failed_findings):
+                session.exitstatus = pytest.ExitCode.OK
         session.exitstatus = exit_status(session.exitstatus, pv["verdict"],
                                          allow=bool(_ini_or_opt(self.config, "trajaudit_allow_incomplete")))
 

@@ -188,9 +188,10 @@ def report(entries: list[Mapping[str, Any]], records: Iterable[tuple[str, str, M
                "expires": d.get("expires", "")}
         (applied if d.get("applied") else expired).append(row)
     stale = [dict(e) for e in entries if e.get("entry") not in used]
-    key = lambda r: (r["job"], r["code"])  # noqa: E731
-    return {"entries": [dict(e) for e in entries], "applied": sorted(applied, key=key),
-            "expired": sorted(expired, key=key), "stale": stale}
+    from .baseline import finding_key
+
+    return {"entries": [dict(e) for e in entries], "applied": sorted(applied, key=finding_key),
+            "expired": sorted(expired, key=finding_key), "stale": stale}
 
 
 def lines(section: Mapping[str, Any] | None) -> list[str]:
