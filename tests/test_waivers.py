@@ -316,3 +316,18 @@ def test_waivers_under_xdist_match_the_in_process_run(pytester: pytest.Pytester,
     assert [e["entry"] for e in serial["waivers"]["stale"]] == [3]
     assert [(a["job"], a["code"]) for a in serial["waivers"]["applied"]] == [(CHEAT, "P2"), (STRUGGLE, "P8")]
     assert {j["job"]: j["verdict"] for j in parallel["jobs"]} == {j["job"]: j["verdict"] for j in serial["jobs"]}
+
+
+def test_the_trajaudit_command_resolves_the_waivers_and_baseline_paths(tmp_path: Path) -> None:
+    """The command runs pytest from a trusted directory: a relative waivers file or baseline still means the one
+    beside the caller."""
+    from pytest_trajaudit.cli import build_args
+
+    make_job(tmp_path / "runs", "job")
+    (tmp_path / "review").mkdir()
+    (tmp_path / "review" / "waivers.yaml").write_text("waivers: []\n")
+    (tmp_path / "main.json").write_text("{}")
+    args = build_args(["runs"], ["--trajaudit-waivers=review/waivers.yaml", "--trajaudit-baseline", "main.json"],
+                      cwd=tmp_path)
+    assert f"--trajaudit-waivers={tmp_path / 'review' / 'waivers.yaml'}" in args
+    assert args[args.index("--trajaudit-baseline") + 1] == str(tmp_path / "main.json")
