@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_trajaudit.baseline import BaselineError, fingerprint, findings, load, normalize
+from pytest_trajaudit.baseline import BaselineError, findings, fingerprint, load, normalize
 from pytest_trajaudit.report import merge as merge_mod
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 
