@@ -799,35 +799,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         if call.when == "call" and item.warn_msg is not None and rep.passed:
             rep.outcome = "skipped"
             rep.wasxfail = item.warn_msg
-        if call.when == "call" and isinstance(item, PrincipleItem):
-            _waive(item, rep)
+    if isinstance(item, PrincipleItem) and item.record is not None:
+        if call.when == "setup" and rep.passed:
+            _decide_waiver(item)
+        elif call.when == "call" and rep.passed and (item.record.get("waiver") or {}).get("applied"):
+            from .waivers import skip_reason
+
+            path, line = item.reportinfo()[:2]
+            rep.outcome = "skipped"
+            rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {printable(skip_reason(item.record['waiver']))}")
     return rep
 
 
-def _waive(item: PrincipleItem, rep: pytest.TestReport) -> None:
-    """A FAIL or WARN that an unexpired waiver matches is skipped with ``WAIVED: <reason> (until <date>)``; the
-    decision (applied or expired) travels in the record to the roll-up (waivers.py)."""
+def _decide_waiver(item: PrincipleItem) -> None:
+    """Once the item's finding is known (at setup, before it runs: a waived WARN then raises no warning, which
+    ``-W error::…TrajauditWarning`` would make a failure): a FAIL or WARN that an unexpired waiver matches is
+    marked applied in its record (the item is skipped with ``WAIVED: <reason> (until <date>)`` at makereport), one
+    only an expired waiver matches is marked expired; the decision travels in the record to the roll-up
+    (waivers.py)."""
     state = item.config.stash.get(STATE_KEY, None)
     rec = item.record
     if state is None or not state.waivers or rec is None or rec.get("status") not in ("FAIL", "WARN"):
         return
     from .redact import redact
-    from .waivers import decide, skip_reason, utc_today
+    from .waivers import decide, utc_today
 
     evidence = str(rec.get("evidence") or "")
     d = decide(state.waivers, item.job.job_id, rec.get("code", ""), rec.get("status"), evidence, utc_today())
     if d is None and evidence:  # the substring as the reports show the evidence (secret-redacted)
         d = decide(state.waivers, item.job.job_id, rec.get("code", ""), rec.get("status"), redact(evidence),
                    utc_today())
-    if d is None:
-        return
-    rec["waiver"] = d
-    if d["applied"]:
-        path, line = item.reportinfo()[:2]
-        rep.outcome = "skipped"
-        rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {printable(skip_reason(d))}")
-        if hasattr(rep, "wasxfail"):
-            del rep.wasxfail
+    if d is not None:
+        rec["waiver"] = d
 
 
 # Reports cross from xdist workers as report.__dict__ through execnet's pure-Python serializer, which walks every

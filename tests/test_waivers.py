@@ -331,3 +331,15 @@ def test_the_trajaudit_command_resolves_the_waivers_and_baseline_paths(tmp_path:
                       cwd=tmp_path)
     assert f"--trajaudit-waivers={tmp_path / 'review' / 'waivers.yaml'}" in args
     assert args[args.index("--trajaudit-baseline") + 1] == str(tmp_path / "main.json")
+
+
+def test_a_waived_warn_raises_no_warning_so_warnings_as_errors_still_pass(pytester: pytest.Pytester,
+                                                                         runs: Path) -> None:
+    shutil.rmtree(runs / "benchflow" / "citation-check__Cheat01")
+    args = ("--trajaudit-principles=P8", "--trajaudit-allow-incomplete", "-W",
+            "error::pytest_trajaudit.nodes.TrajauditWarning")
+    assert _run(pytester, *args).ret == 1  # the WARN is an error under -W error
+    result = _run(pytester, *args, f"--trajaudit-waivers={_waivers(pytester, STRUGGLE_P8)}")
+    result.assert_outcomes(passed=1, skipped=2)  # the oracle's N/A, and the WAIVED item
+    assert "TrajauditWarning" not in result.stdout.str()
+    assert result.ret == 0
