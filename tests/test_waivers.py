@@ -155,7 +155,13 @@ def test_a_waived_warn_is_skipped_and_the_pr_verdict_approves(pytester: pytest.P
     assert summary["waivers"]["stale"] == [] and summary["waivers"]["expired"] == []
     line = f"waived: {STRUGGLE}::P8 — the task is meant to take several attempts"
     assert line in (pytester.path / "out" / "report.md").read_text()
-    assert line in (pytester.path / "out" / "report.html").read_text()
+    page = (pytester.path / "out" / "report.html").read_text()
+    assert line in page
+    data = json.loads(page.split('id="trajaudit-data">', 1)[1].split("</script>", 1)[0])
+    job = next(j for j in data["jobs"] if j["job"] == STRUGGLE)  # the job's view marks the finding WAIVED
+    assert job["statuses"]["P8"] == "WAIVED"
+    assert next(f for f in job["findings"] if f["code"] == "P8")["evidence"].startswith(
+        "waived (the task is meant to take several attempts, until 2999-12-31): struggle")
 
 
 def test_a_waived_integrity_fail_leaves_the_job_invalid_through_the_other_fail(pytester: pytest.Pytester,

@@ -53,10 +53,16 @@ def _job_data(job: dict[str, Any]) -> dict[str, Any]:
                 for code, r in records.items() if r.get("status") in _FINDING_STATUSES]
     for code, msg in (detail.get("errored") or {}).items():
         findings.append({"code": code, "status": "ERROR", "evidence": msg, "events": []})
+    statuses = dict(job.get("statuses") or {})
+    for f in findings:  # a waived finding is shown as WAIVED, with its reason (review.py)
+        w = (records.get(f["code"]) or {}).get("waiver") or {}
+        if f["code"] in (job.get("waived") or ()) and w.get("applied"):
+            statuses[f["code"]] = f["status"] = "WAIVED"
+            f["evidence"] = f"waived ({w.get('reason', '')}, until {w.get('expires', '')}): {f['evidence']}"
     meta = detail.get("meta") or {}
     return {"job": job.get("job", ""), "verdict": job.get("verdict", ""), "config": job.get("config", ""),
             "trial": job.get("trial", ""), "reward": job.get("reward"), "reasons": job.get("reasons") or [],
-            "statuses": job.get("statuses") or {}, "error": detail.get("error"), "findings": findings,
+            "statuses": statuses, "error": detail.get("error"), "findings": findings,
             "timeline": meta.get("timeline")}
 
 
