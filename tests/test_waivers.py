@@ -349,3 +349,14 @@ def test_a_waived_warn_raises_no_warning_so_warnings_as_errors_still_pass(pytest
     result.assert_outcomes(passed=1, skipped=2)  # the oracle's N/A, and the WAIVED item
     assert "TrajauditWarning" not in result.stdout.str()
     assert result.ret == 0
+
+
+def test_the_example_waivers_file_waives_the_struggling_run(pytester: pytest.Pytester, runs: Path) -> None:
+    example = REPO / "examples" / "review" / "waivers.yaml"
+    assert [(w.code, w.evidence) for w in load(example, CODES)] == [("P8", None), ("P9", "environment/data/aborts.tsv")]
+    shutil.copytree(REPO / "examples" / "tasks", pytester.path / "tasks")
+    result = _run(pytester, "--trajaudit-tasks=tasks", f"--trajaudit-waivers={example}")
+    result.stdout.fnmatch_lines(["4 job(s): 2 CLEAN, 1 INVALID, 1 ORACLE", f"waived: {STRUGGLE}::P8 — *",
+                                 f"waived: {STRUGGLE}::P9 — *"])
+    waivers = _summary(pytester)["waivers"]
+    assert len(waivers["applied"]) == 2 and waivers["stale"] == [] and waivers["expired"] == []
