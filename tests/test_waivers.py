@@ -19,6 +19,7 @@ from pytest_trajaudit.report.schema import SCHEMA_DIR
 from pytest_trajaudit.waivers import MAX_BYTES, Waiver, WaiverError, decide, load, parse, skip_reason
 
 from .jobfactory import make_job
+from .test_report_html import browser, open_page  # noqa: F401 - the module-scoped Chromium fixture
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "runs"
@@ -360,3 +361,19 @@ def test_the_example_waivers_file_waives_the_struggling_run(pytester: pytest.Pyt
                                  f"waived: {STRUGGLE}::P9 — *"])
     waivers = _summary(pytester)["waivers"]
     assert len(waivers["applied"]) == 2 and waivers["stale"] == [] and waivers["expired"] == []
+
+
+def test_browser_review_section_and_waived_finding(browser, pytester: pytest.Pytester, runs: Path) -> None:  # noqa: F811
+    """report.html in Chromium: the review section lists the waiver, a hostile reason stays text, the job's view
+    shows the finding as WAIVED, and the page logs no error."""
+    w = _waivers(pytester, STRUGGLE_P8.replace("the task is meant to take several attempts",
+                                               "<img src=x onerror=window.__pwned=1> known"))
+    _run(pytester, f"--trajaudit-waivers={w}")
+    page, problems = open_page(browser, pytester.path / "out" / "report.html")
+    review = page.locator("#review li").all_inner_texts()
+    assert review == [f"waived: {STRUGGLE}::P8 — <img src=x onerror=window.__pwned=1> known"]
+    page.locator("tr.job", has_text="tictoc__Struggle01").first.click()
+    assert "WAIVED" in page.locator(".finding[data-code='P8']").first.inner_text()
+    assert page.evaluate("window.__pwned") is None and page.locator("body img").count() == 0
+    assert problems == []
+    page.close()
