@@ -158,6 +158,12 @@ def test_a_waived_warn_is_skipped_and_the_pr_verdict_approves(pytester: pytest.P
     assert line in (pytester.path / "out" / "report.md").read_text()
     page = (pytester.path / "out" / "report.html").read_text()
     assert line in page
+    audit_file, = (pytester.path / "out" / "jobs").glob("**/tictoc__Struggle01/audit-*.json")
+    audit = json.loads(audit_file.read_text())
+    jsonschema.validate(audit, json.loads((SCHEMA_DIR / "audit.schema.json").read_text()))
+    assert (audit["verdict"], audit["principles"]["P8"]["status"]) == ("CLEAN", "WARN")
+    assert audit["principles"]["P8"]["waiver"] == {"entry": 1, "applied": True, "expires": "2999-12-31",
+                                                   "reason": "the task is meant to take several attempts"}
     data = json.loads(page.split('id="trajaudit-data">', 1)[1].split("</script>", 1)[0])
     job = next(j for j in data["jobs"] if j["job"] == STRUGGLE)  # the job's view marks the finding WAIVED
     assert job["statuses"]["P8"] == "WAIVED"

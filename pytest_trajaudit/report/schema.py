@@ -77,6 +77,15 @@ class PrincipleResult(BaseModel):
     tier: str
     family: str
     events: list[int] = Field(default_factory=list)
+    waiver: Waiver | None = Field(default=None, description="--trajaudit-waivers: the entry that matched this "
+                                  "FAIL/WARN (applied: it did not count in the verdict; false: it had expired)")
+
+
+class Waiver(BaseModel):
+    entry: int = Field(ge=1, description="position in the waivers file")
+    reason: str
+    expires: str = Field(description="YYYY-MM-DD (UTC)")
+    applied: bool
 
 
 TraceVerdict = Literal["clean-pass", "pass-with-warnings", "corrupt-success", "fail"]
