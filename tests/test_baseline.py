@@ -106,7 +106,10 @@ def base(pytester: pytest.Pytester, runs: Path) -> Path:
 def test_the_same_runs_have_nothing_new_or_gone(pytester: pytest.Pytester, base: Path) -> None:
     n = sum(len(j["fingerprints"]) for j in json.loads(base.read_text())["jobs"])
     assert n > 3
-    result = _run(pytester, "out", f"--trajaudit-baseline={base}")
+    result = _run(pytester, "out", f"--trajaudit-baseline={base}", "--junitxml=audit.xml")
+    junit = (pytester.path / "audit.xml").read_text()
+    for name, value in (("new", 0), ("gone", 0), ("unchanged", n)):
+        assert f'<property name="trajaudit.baseline.{name}" value="{value}"' in junit
     result.stdout.fnmatch_lines(["new since baseline: 0 finding(s) in 0 job(s)", "gone since baseline: 0 finding(s)",
                                  f"unchanged since baseline: {n} finding(s)"])
     b = _summary(pytester, "out")["baseline"]

@@ -53,6 +53,19 @@ def sections(rollup: Any, jobs: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def properties(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """JUnit suite properties: how many waivers applied, expired and went stale; new, gone and unchanged
+    findings against the baseline (a CI script reads them without parsing summary.json)."""
+    out = [(f"trajaudit.waivers.{k}", str(len((summary.get("waivers") or {}).get(k) or [])))
+           for k in ("applied", "expired", "stale") if summary.get("waivers") is not None]
+    b = summary.get("baseline")
+    if b is not None:
+        out += [("trajaudit.baseline.new", str(len(b.get("new") or []))),
+                ("trajaudit.baseline.gone", str(len(b.get("gone") or []))),
+                ("trajaudit.baseline.unchanged", str(b.get("unchanged", 0)))]
+    return out
+
+
 def terminal_lines(summary: Mapping[str, Any]) -> list[str]:
     from ..redact import printable
 

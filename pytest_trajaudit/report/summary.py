@@ -91,7 +91,9 @@ def suite_properties(summary: dict[str, Any]) -> list[tuple[str, str]]:
     props += [(f"trajaudit.pr_reason.{i}", r) for i, r in enumerate(pv["reasons"][:10], 1)]
     if pv.get("incomplete"):
         props.append(("trajaudit.incomplete", pv["incomplete"]["line"]))
-    return props
+    from .review import properties
+
+    return props + properties(summary)
 
 
 class Rollup:
