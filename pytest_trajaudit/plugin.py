@@ -51,6 +51,7 @@ class State:
     walk: Walk = field(default_factory=Walk)  # the session's one view of the audited trees (discovery.py)
     collected_jobs: list[Any] = field(default_factory=list)  # every job node collected (completeness.py)
     waivers: list[Any] = field(default_factory=list)  # waivers.Waiver entries of --trajaudit-waivers
+    today: Any = None  # the UTC date waivers expire against, taken once at configure (one answer per process)
 
     def declarations(self) -> dict[str, Principle]:
         """Every principle of the session (built-in and plugin-contributed), by code."""
@@ -482,6 +483,10 @@ def pytest_configure(config: pytest.Config) -> None:
                   registry=config.stash[REGISTRY_KEY], walk=walk)
     state.keys = {p.code: p.key for p in state.principles}
     state.waivers = _waivers(config, tops)
+    if state.waivers:
+        from .waivers import utc_today
+
+        state.today = utc_today()
     judge = state.settings.judge
     if judge is not None and judge.cache_dir is not None and inside(judge.cache_dir, tops):
         raise pytest.UsageError(f"trajaudit: the judge cache {judge.cache_dir} lies inside an audited tree; "
@@ -822,13 +827,13 @@ def _decide_waiver(item: PrincipleItem) -> None:
     if state is None or not state.waivers or rec is None or rec.get("status") not in ("FAIL", "WARN"):
         return
     from .redact import redact
-    from .waivers import decide, utc_today
+    from .waivers import decide
 
     evidence = str(rec.get("evidence") or "")
-    d = decide(state.waivers, item.job.job_id, rec.get("code", ""), rec.get("status"), evidence, utc_today())
+    d = decide(state.waivers, item.job.job_id, rec.get("code", ""), rec.get("status"), evidence, state.today)
     if d is None and evidence:  # the substring as the reports show the evidence (secret-redacted)
         d = decide(state.waivers, item.job.job_id, rec.get("code", ""), rec.get("status"), redact(evidence),
-                   utc_today())
+                   state.today)
     if d is not None:
         rec["waiver"] = d
 
