@@ -6,7 +6,8 @@ report shows it) and then normalized so that re-running the same agent on the sa
 
 - temporary directories (``/tmp/<dir>``, ``/var/tmp/<dir>``, macOS ``/var/folders/../../T/<dir>``, with an
   optional ``/private``) become ``<tmp>``; the rest of the path is kept;
-- ISO-8601 timestamps become ``<time>``; UUIDs and runs of 12 or more hex digits become ``<hex>``;
+- ISO-8601 timestamps become ``<time>``; UUIDs and runs of 12 or more hex digits with a letter among them
+  become ``<hex>``;
 - every other run of digits becomes ``N`` (event indexes ``#12``, line numbers, sizes, durations, rewards);
 - runs of whitespace become one space.
 
@@ -35,7 +36,7 @@ MAX_BYTES = 2 * 1024 * 1024 * 1024  # a 10,000-job summary.json is ~170 MB; past
 _TMP = re.compile(r"(?:/private)?(?:/var/folders/[^/\s]+/[^/\s]+/T|/var/tmp|/tmp)/[^/\s'\"]+")
 _TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?(?:Z|[+-]\d\d:?\d\d)?")
 _UUID = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_HEX = re.compile(r"\b[0-9a-fA-F]{12,}\b")
+_HEX = re.compile(r"\b(?=[0-9]*[a-fA-F])[0-9a-fA-F]{12,}\b")  # a letter in it: a digits-only run is a number
 _DIGITS = re.compile(r"\d+")
 
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_trajaudit.baseline import BaselineError, findings, fingerprint, load, normalize
 from pytest_trajaudit.report import merge as merge_mod
@@ -205,3 +207,17 @@ def test_shards_merge_to_the_unsharded_diff_and_waivers(pytester: pytest.Pyteste
         (pytester.path / "s2" / "summary.json").read_text().replace('"new_only": true', '"new_only": false'))
     with pytest.raises(merge_mod.MergeError, match="baseline"):
         merge_mod.merge(pytester.path / "merged2", [pytester.path / "s1", pytester.path / "s2"])
+
+
+_TEXT = "abcdefgxyzAQ/.#:_'"
+
+
+@given(st.lists(st.tuples(st.text(_TEXT, max_size=12), st.integers(0, 10**6)), max_size=8),
+       st.randoms(use_true_random=False))
+@settings(max_examples=200, deadline=None)
+def test_a_fingerprint_ignores_every_number(parts: list[tuple[str, int]], rnd) -> None:  # noqa: ANN001
+    """Property: the same words with other numbers (event indexes, counts, rewards, millisecond times) keep the
+    print."""
+    text = " ".join(f"{w} {n}" for w, n in parts)
+    other = " ".join(f"{w} {rnd.randint(0, 10**15)}" for w, _ in parts)
+    assert fingerprint("j", "P1", text) == fingerprint("j", "P1", other)
