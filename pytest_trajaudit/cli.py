@@ -57,7 +57,7 @@ def build_args(paths: list[str], extra: list[str], cwd: Path | None = None) -> l
 PATH_OPTIONS = frozenset({
     "-c", "--config-file", "--rootdir", "--basetemp", "--confcutdir", "--junitxml", "--junit-xml", "--ctrf",
     "--log-file", "--trajaudit", "--trajaudit-report", "--trajaudit-tasks", "--trajaudit-rules",
-    "--trajaudit-judge-cache", "--ignore", "--ignore-glob",
+    "--trajaudit-judge-cache", "--trajaudit-waivers", "--trajaudit-baseline", "--ignore", "--ignore-glob",
 })
 
 

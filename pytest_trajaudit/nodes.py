@@ -414,6 +414,8 @@ class GroupItem(pytest.Item):
 def _outcome(item: Any, rec: dict[str, Any], where: str, location: str) -> None:
     """Map a record's status onto the item's outcome: FAIL raises, WARN warns (made xfailed at makereport),
     N/A is made skipped at makereport, PASS returns."""
+    if (rec.get("waiver") or {}).get("applied"):
+        return  # waived (plugin.py decided at setup): skipped at makereport, neither failed nor warned
     status, evidence = rec.get("status"), clean(rec.get("evidence", ""))  # clean already: kept as a last guard
     code = rec.get("code", "")
     msg = f"{code}: {evidence}"

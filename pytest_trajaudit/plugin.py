@@ -50,6 +50,8 @@ class State:
     trials: int | None = None
     walk: Walk = field(default_factory=Walk)  # the session's one view of the audited trees (discovery.py)
     collected_jobs: list[Any] = field(default_factory=list)  # every job node collected (completeness.py)
+    waivers: list[Any] = field(default_factory=list)  # waivers.Waiver entries of --trajaudit-waivers
+    today: Any = None  # the UTC date waivers expire against, taken once at configure (one answer per process)
 
     def declarations(self) -> dict[str, Principle]:
         """Every principle of the session (built-in and plugin-contributed), by code."""
@@ -163,6 +165,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--trajaudit-shard", dest="trajaudit_shard", default=None, metavar="I/N",
                 help="audit only shard I of N (1-based, 1 <= I <= N): jobs are assigned by a sha256 of their task "
                 "group (or their path below the audit root), stable across machines; see `trajaudit merge`")
+    g.addoption("--trajaudit-waivers", dest="trajaudit_waivers", default=None, metavar="FILE",
+                help="YAML file of waivers (job glob, code, reason, expires, optional evidence substring): a matching "
+                "FAIL/WARN is skipped as WAIVED and does not count in the verdicts; outside every audited root "
+                "(docs/review.md)")
+    g.addoption("--trajaudit-baseline", dest="trajaudit_baseline", default=None, metavar="SUMMARY",
+                help="summary.json of an earlier run: report the findings new since it, gone since it and unchanged")
+    g.addoption("--trajaudit-new-only", dest="trajaudit_new_only", action="store_true", default=None,
+                help="with --trajaudit-baseline: only new findings count in the PR verdict (never makes an ERROR "
+                "or INCOMPLETE job pass)")
+    parser.addini("trajaudit_waivers", "default for --trajaudit-waivers (relative to the ini file)", default="")
     parser.addini("trajaudit_roots", "audit roots used by --trajaudit without a path; plain pytest never "
                   "walks into them", type="paths", default=[])
     parser.addini("trajaudit_report", "default for --trajaudit-report", default="")
@@ -253,6 +265,65 @@ def _rules_path(config: pytest.Config) -> Path | None:
     if not p.is_absolute():
         p = (config.inipath.parent if config.inipath else config.rootpath) / p
     return _abs(p)
+
+
+def _waivers_path(config: pytest.Config) -> Path | None:
+    """``--trajaudit-waivers`` (relative to the working directory) or ini ``trajaudit_waivers`` (relative to the
+    ini file's directory)."""
+    opt = config.getoption("trajaudit_waivers", None)
+    if opt is not None:
+        if not str(opt).strip():
+            raise pytest.UsageError("trajaudit: --trajaudit-waivers needs a YAML file")
+        return _abs(opt)
+    ini = str(config.getini("trajaudit_waivers") or "").strip()
+    if not ini:
+        return None
+    p = Path(os.path.expanduser(ini))
+    if not p.is_absolute():
+        p = (config.inipath.parent if config.inipath else config.rootpath) / p
+    return _abs(p)
+
+
+def _waivers(config: pytest.Config, tops: list[Path]) -> list[Any]:
+    """The waivers file's entries; a file inside an audited tree (by real path too: an agent could plant one) or
+    a bad file is a usage error naming the entry."""
+    path = _waivers_path(config)
+    if path is None:
+        return []
+    from .trust import inside
+    from .waivers import WaiverError, load
+
+    if inside(path, tops):
+        raise pytest.UsageError(f"trajaudit: the waivers file {printable(str(path))} lies inside an audited tree; "
+                                "keep it outside every audited root (e.g. in the benchmark's repository)")
+    try:
+        return load(path, config.stash[REGISTRY_KEY])
+    except WaiverError as exc:
+        raise pytest.UsageError(f"trajaudit: waivers: {printable(str(exc))}") from None
+
+
+def _baseline(config: pytest.Config, tops: list[Path], max_bytes: int) -> Any:
+    """``--trajaudit-baseline``: the earlier run's findings (baseline.py); a file inside an audited tree, or one
+    that is not a readable summary.json, is a usage error naming it."""
+    opt = config.getoption("trajaudit_baseline", None)
+    new_only = bool(config.getoption("trajaudit_new_only", None))
+    if opt is None or not str(opt).strip():
+        if new_only:
+            raise pytest.UsageError("trajaudit: --trajaudit-new-only needs --trajaudit-baseline SUMMARY")
+        return None
+    from .baseline import BaselineError, load
+    from .trust import inside
+
+    path = _abs(opt)
+    if inside(path, tops):
+        raise pytest.UsageError(f"trajaudit: the baseline {printable(str(path))} lies inside an audited tree; "
+                                "give a summary.json from outside it")
+    try:
+        b = load(path, max(max_bytes, 1))
+    except BaselineError as exc:
+        raise pytest.UsageError(f"trajaudit: baseline: {printable(str(exc))}") from None
+    b.new_only = new_only
+    return b
 
 
 def _base_settings(config: pytest.Config) -> Settings:
@@ -411,6 +482,11 @@ def pytest_configure(config: pytest.Config) -> None:
                   strict_pass_k=bool(_ini_or_opt(config, "trajaudit_strict_pass_k")), trials=_trials(config),
                   registry=config.stash[REGISTRY_KEY], walk=walk)
     state.keys = {p.code: p.key for p in state.principles}
+    state.waivers = _waivers(config, tops)
+    if state.waivers:
+        from .waivers import utc_today
+
+        state.today = utc_today()
     judge = state.settings.judge
     if judge is not None and judge.cache_dir is not None and inside(judge.cache_dir, tops):
         raise pytest.UsageError(f"trajaudit: the judge cache {judge.cache_dir} lies inside an audited tree; "
@@ -444,6 +520,9 @@ def pytest_configure(config: pytest.Config) -> None:
             rollup.rollup.shard = {"index": shard.index, "count": shard.count, "settings": fingerprint(
                 state.settings, [p.code for p in state.principles], list(state.group_codes), state.trials,
                 state.strict_pass_k)}
+        if state.waivers or _waivers_path(config) is not None:
+            rollup.rollup.waivers = [w.as_json() for w in state.waivers]
+        rollup.rollup.baseline = _baseline(config, tops, state.settings.max_file_bytes)
         config.stash[ROLLUP_KEY] = rollup
         config.pluginmanager.register(rollup, "trajaudit-rollup")
     if config.pluginmanager.hasplugin("xdist"):
@@ -725,7 +804,38 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         if call.when == "call" and item.warn_msg is not None and rep.passed:
             rep.outcome = "skipped"
             rep.wasxfail = item.warn_msg
+    if isinstance(item, PrincipleItem) and item.record is not None:
+        if call.when == "setup" and rep.passed:
+            _decide_waiver(item)
+        elif call.when == "call" and rep.passed and (item.record.get("waiver") or {}).get("applied"):
+            from .waivers import skip_reason
+
+            path, line = item.reportinfo()[:2]
+            rep.outcome = "skipped"
+            rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {printable(skip_reason(item.record['waiver']))}")
     return rep
+
+
+def _decide_waiver(item: PrincipleItem) -> None:
+    """Once the item's finding is known (at setup, before it runs: a waived WARN then raises no warning, which
+    ``-W error::…TrajauditWarning`` would make a failure): a FAIL or WARN that an unexpired waiver matches is
+    marked applied in its record (the item is skipped with ``WAIVED: <reason> (until <date>)`` at makereport), one
+    only an expired waiver matches is marked expired; the decision travels in the record to the roll-up
+    (waivers.py)."""
+    state = item.config.stash.get(STATE_KEY, None)
+    rec = item.record
+    if state is None or not state.waivers or rec is None or rec.get("status") not in ("FAIL", "WARN"):
+        return
+    from .redact import redact
+    from .waivers import decide
+
+    evidence = str(rec.get("evidence") or "")
+    d = decide(state.waivers, item.job.job_id, rec.get("code", ""), rec.get("status"), evidence, state.today)
+    if d is None and evidence:  # the substring as the reports show the evidence (secret-redacted)
+        d = decide(state.waivers, item.job.job_id, rec.get("code", ""), rec.get("status"), redact(evidence),
+                   state.today)
+    if d is not None:
+        rec["waiver"] = d
 
 
 # Reports cross from xdist workers as report.__dict__ through execnet's pure-Python serializer, which walks every
@@ -808,6 +918,8 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config):
     rec = getattr(report, "trajaudit", None)
     if rec and report.when == "call" and getattr(report, "wasxfail", None) is not None and rec.get("status") == "WARN":
         return "xfailed", "w", "WARN"
+    if rec and report.when == "call" and report.skipped and (rec.get("waiver") or {}).get("applied"):
+        return "skipped", "s", "WAIVED"
     return None
 
 
@@ -887,6 +999,7 @@ class RollupPlugin:
         self.summary: dict[str, Any] | None = None
         self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for CTRF and CI annotations
         self.files: dict[str, str] = {}  # job id → its trajectory file, for CI annotations
+        self.failed_findings: list[tuple[str, str, str]] = []  # (job, code, evidence) of each FAILED audit item
         from _pytest.junitxml import xml_key
 
         self.xml_key = xml_key  # pytest's LogXML is stashed by junitxml's pytest_configure, after this one
@@ -896,9 +1009,12 @@ class RollupPlugin:
         if rec:
             self.rollup.add(rec)
             job = rec.get("job") or rec.get("group")
+            waived = (rec.get("waiver") or {}).get("applied") is True
             self.items[report.nodeid] = {"job": job, "code": rec["code"],
-                                         "status": rec.get("status"),
+                                         "status": "WAIVED" if waived else rec.get("status"),
                                          "evidence": rec.get("evidence") or rec.get("error") or ""}
+            if report.failed and report.when == "call" and rec.get("status") == "FAIL" and rec.get("job"):
+                self.failed_findings.append((rec["job"], rec["code"], str(rec.get("evidence") or "")))
             traj = (rec.get("meta") or {}).get("trajectory_file")
             if traj and job:
                 self.files[job] = traj
@@ -938,6 +1054,15 @@ class RollupPlugin:
 
             for name, value in suite_properties(self.summary):
                 xml.add_global_property(name, value)
+        b = self.rollup.baseline
+        if b is not None and b.new_only and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
+            # --trajaudit-new-only: the items of findings the baseline already had still show FAILED, but when
+            # they are all the run's failures, they do not fail it (the PR verdict decides, as it counted them)
+            from .baseline import fingerprint
+
+            if len(self.failed_findings) == session.testsfailed and all(
+                    fingerprint(*f) in b.prints for f in self.failed_findings):
+                session.exitstatus = pytest.ExitCode.OK
         session.exitstatus = exit_status(session.exitstatus, pv["verdict"],
                                          allow=bool(_ini_or_opt(self.config, "trajaudit_allow_incomplete")))
 

@@ -133,7 +133,8 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
         "trajectory_format": meta.get("trajectory_format"),
         "verdict_reasons": reasons,
         "principles": {c: {"status": r["status"], "evidence": r["evidence"], "tier": r.get("tier", ""),
-                           "family": r.get("family", ""), "events": r.get("events", [])[:50]}
+                           "family": r.get("family", ""), "events": r.get("events", [])[:50],
+                           **({"waiver": r["waiver"]} if isinstance(r.get("waiver"), dict) else {})}
                        for c, r in records.items()},
         "error": error,
     })

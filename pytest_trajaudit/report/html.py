@@ -22,6 +22,8 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from .review import html_section as review_section
+
 MAX_CHART_ROWS = 40
 _VERDICT_ORDER = ("INVALID", "ERROR", "INCOMPLETE", "WARN", "CLEAN", "ORACLE")
 _COLORS = {"INVALID": "#c62828", "ERROR": "#6a1b9a", "INCOMPLETE": "#1565c0", "WARN": "#ef6c00", "CLEAN": "#2e7d32",
@@ -51,10 +53,16 @@ def _job_data(job: dict[str, Any]) -> dict[str, Any]:
                 for code, r in records.items() if r.get("status") in _FINDING_STATUSES]
     for code, msg in (detail.get("errored") or {}).items():
         findings.append({"code": code, "status": "ERROR", "evidence": msg, "events": []})
+    statuses = dict(job.get("statuses") or {})
+    for f in findings:  # a waived finding is shown as WAIVED, with its reason (review.py)
+        w = (records.get(f["code"]) or {}).get("waiver") or {}
+        if f["code"] in (job.get("waived") or ()) and w.get("applied"):
+            statuses[f["code"]] = f["status"] = "WAIVED"
+            f["evidence"] = f"waived ({w.get('reason', '')}, until {w.get('expires', '')}): {f['evidence']}"
     meta = detail.get("meta") or {}
     return {"job": job.get("job", ""), "verdict": job.get("verdict", ""), "config": job.get("config", ""),
             "trial": job.get("trial", ""), "reward": job.get("reward"), "reasons": job.get("reasons") or [],
-            "statuses": job.get("statuses") or {}, "error": detail.get("error"), "findings": findings,
+            "statuses": statuses, "error": detail.get("error"), "findings": findings,
             "timeline": meta.get("timeline")}
 
 
@@ -192,6 +200,7 @@ def render(summary: dict[str, Any]) -> str:
         f'<p id="incomplete"><strong>incomplete run:</strong> {escape(str(incomplete))}</p>' if incomplete else "",
         f'<p class="muted">{int(summary.get("n_jobs") or 0)} job(s): {escape(head_counts or "none")} · mode '
         f'{escape(str(summary.get("mode") or ""))}</p>',
+        review_section(summary),
         _charts(summary),
         "<h2>Jobs</h2>",
         '<div class="filters">',

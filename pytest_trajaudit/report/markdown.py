@@ -51,6 +51,9 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
         out += [f"> **Incomplete run:** {quote(pv['incomplete']['line'], 300)}. The integrity principles that did "
                 "not run judged nothing: this report does not approve those jobs.", ""]
 
+    from .review import markdown_lines
+
+    out += markdown_lines(summary)  # waivers applied/expired/stale and the baseline diff, when given
     out += ["## Task description", ""]
     described = {}
     for m in metas.values():

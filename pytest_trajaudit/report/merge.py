@@ -63,7 +63,10 @@ def check(docs: list[dict[str, Any]]) -> None:
     for d in docs[1:]:
         for what, a, b in (("shard count", d["shard"]["count"], count),
                            ("settings", d["shard"].get("settings"), first["shard"].get("settings")),
-                           ("mode", d.get("mode"), first.get("mode"))):
+                           ("mode", d.get("mode"), first.get("mode")),
+                           ("waivers", (d.get("waivers") or {}).get("entries"),
+                            (first.get("waivers") or {}).get("entries")),
+                           ("baseline", _baseline_key(d), _baseline_key(first))):
             if a != b:
                 raise MergeError(f"{d['_path']}: {what} {a} differs from {first['_path']}'s {b}: shards of "
                                  "different runs or settings cannot be merged")
@@ -87,9 +90,28 @@ def check(docs: list[dict[str, Any]]) -> None:
             owner[job] = d["_path"]
 
 
+def _baseline_key(doc: dict[str, Any]) -> Any:
+    """What must agree between shards about their baseline: its findings and --trajaudit-new-only."""
+    b = doc.get("baseline")
+    if not isinstance(b, dict):
+        return None
+    import hashlib
+
+    prints = "\n".join(sorted(str(f.get("fingerprint", "")) for f in b.get("findings") or []))
+    return f"new_only={bool(b.get('new_only'))} findings={hashlib.sha256(prints.encode()).hexdigest()[:12]}"
+
+
 def rollup_from(docs: list[dict[str, Any]]) -> tuple[Rollup, dict[str, str]]:
-    """One roll-up holding every shard's jobs and groups, and the principle code → audit-JSON key map."""
+    """One roll-up holding every shard's jobs and groups, and the principle code → audit-JSON key map. The
+    waivers' entries and the baseline come back from the first shard (``check`` made sure they all agree): the
+    stale waivers and the baseline diff are recomputed over every job."""
+    from ..baseline import Baseline
+
     rollup = Rollup(docs[0].get("mode") or "precise")
+    if isinstance(docs[0].get("waivers"), dict):
+        rollup.waivers = list(docs[0]["waivers"].get("entries") or [])
+    if isinstance(docs[0].get("baseline"), dict):
+        rollup.baseline = Baseline.from_json(docs[0]["baseline"])
     keys: dict[str, str] = {}
     models: list[str] = []
     for d in docs:
@@ -127,7 +149,9 @@ def rollup_lines(summary: dict[str, Any]) -> list[str]:
              f"PR verdict: {pv['verdict']}" + (f" — {pv['reasons'][0]}" if pv["reasons"] else "")]
     if pv.get("incomplete") and pv["verdict"] != "INCOMPLETE":
         lines.append(f"incomplete run: {pv['incomplete']['line']}")
-    return lines
+    from .review import terminal_lines
+
+    return lines + terminal_lines(summary)
 
 
 def merge(out_dir: Path, shard_dirs: list[Path]) -> dict[str, Any]:

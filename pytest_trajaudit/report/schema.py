@@ -77,6 +77,15 @@ class PrincipleResult(BaseModel):
     tier: str
     family: str
     events: list[int] = Field(default_factory=list)
+    waiver: Waiver | None = Field(default=None, description="--trajaudit-waivers: the entry that matched this "
+                                  "FAIL/WARN (applied: it did not count in the verdict; false: it had expired)")
+
+
+class Waiver(BaseModel):
+    entry: int = Field(ge=1, description="position in the waivers file")
+    reason: str
+    expires: str = Field(description="YYYY-MM-DD (UTC)")
+    applied: bool
 
 
 TraceVerdict = Literal["clean-pass", "pass-with-warnings", "corrupt-success", "fail"]
@@ -354,6 +363,11 @@ class JobSummary(BaseModel):
     advisor_verdict: Literal["pass", "pass_mechanical_only", "inconclusive", "fail", "error"] | None = Field(
         default=None, description="the advisor audit's verdict (error: an ADV item met unusable input); null "
         "without ADV items")
+    fingerprints: dict[str, str] = Field(default_factory=dict, description="principle code → the stable "
+                                         "fingerprint of its FAIL/WARN finding (baseline.py; what a later "
+                                         "--trajaudit-baseline reads)")
+    waived: list[str] = Field(default_factory=list, description="codes whose finding a waiver accepted (they do "
+                              "not count in the verdict)")
     detail: JobDetail | None = None
 
 
@@ -489,6 +503,53 @@ class NotAudited(BaseModel):
     reason: str = Field(description="why it was not audited")
 
 
+class WaiverEntry(BaseModel):
+    entry: int = Field(ge=1, description="position in the waivers file")
+    job: str = Field(description="glob on the job id")
+    code: str
+    reason: str
+    expires: str = Field(description="YYYY-MM-DD (UTC); the waiver holds through that day")
+    evidence: str | None = Field(default=None, description="substring the finding's evidence must contain")
+
+
+class WaiverUse(BaseModel):
+    job: str
+    code: str
+    entry: int
+    reason: str
+    expires: str
+
+
+class Waivers(BaseModel):
+    """``--trajaudit-waivers``: the file's entries, the findings they waived, the findings an expired entry
+    matched (they count), and the entries that matched no finding."""
+
+    entries: list[WaiverEntry]
+    applied: list[WaiverUse]
+    expired: list[WaiverUse]
+    stale: list[WaiverEntry]
+
+
+class FindingRef(BaseModel):
+    job: str
+    code: str
+    fingerprint: str
+    status: str | None = None
+
+
+class BaselineDiff(BaseModel):
+    """``--trajaudit-baseline``: this run's findings against an earlier summary.json's (a shard counts as gone
+    only the baseline findings of the jobs it audited)."""
+
+    file: str = Field(description="the baseline file's name")
+    new_only: bool = Field(description="--trajaudit-new-only: only new findings counted in the PR verdict")
+    findings: list[FindingRef] = Field(description="the baseline's findings (what `trajaudit merge` diffs against)")
+    new: list[FindingRef]
+    new_jobs: int = Field(ge=0, description="jobs with a new finding")
+    gone: list[FindingRef]
+    unchanged: int = Field(ge=0, description="findings present in both runs")
+
+
 class Summary(BaseModel):
     model_config = ConfigDict(extra="allow")
     schema_version: Literal["trajaudit-summary-1"]
@@ -511,6 +572,8 @@ class Summary(BaseModel):
         default_factory=dict, description="advisor verdicts of the jobs with ADV items")
     not_audited: list[NotAudited] = Field(
         default_factory=list, description="trajectory-looking files inside jobs that were not audited, with the reason")
+    waivers: Waivers | None = Field(default=None, description="present with --trajaudit-waivers")
+    baseline: BaselineDiff | None = Field(default=None, description="present with --trajaudit-baseline")
     jobs: list[JobSummary]
 
 

@@ -91,7 +91,9 @@ def suite_properties(summary: dict[str, Any]) -> list[tuple[str, str]]:
     props += [(f"trajaudit.pr_reason.{i}", r) for i, r in enumerate(pv["reasons"][:10], 1)]
     if pv.get("incomplete"):
         props.append(("trajaudit.incomplete", pv["incomplete"]["line"]))
-    return props
+    from .review import properties
+
+    return props + properties(summary)
 
 
 class Rollup:
@@ -105,6 +107,8 @@ class Rollup:
         self.groups: dict[tuple[str, str], dict[str, Any]] = {}  # (group id, code) → group item record
         self.judges = Totals()  # LLM judge usage and P13 agreement (models set by the plugin)
         self.shard: dict[str, Any] | None = None  # --trajaudit-shard: {"index", "count", "settings"} (shard.py)
+        self.waivers: list[dict[str, Any]] | None = None  # --trajaudit-waivers: the file's entries (waivers.py)
+        self.baseline: Any = None  # --trajaudit-baseline: a baseline.Baseline
 
     def add(self, rec: dict[str, Any]) -> None:
         """rec: {"job", "code", "status", "evidence", "data", "events", "tier", "family", "affects", "meta",
@@ -159,12 +163,19 @@ class Rollup:
             return roles[code]
         return ("quality" if rec.get("affects", True) else "info"), False
 
-    def verdicts(self) -> dict[str, tuple[str, list[str]]]:
+    def verdicts(self, new_only: bool = False) -> dict[str, tuple[str, list[str]]]:
+        """Each job's (verdict, reasons). A waived finding does not count; with ``new_only`` neither does a
+        finding the baseline already had (review.py). Neither touches a job's error or missing principles."""
+        from .review import discounted
+
         out = {}
         for job_id in sorted(self.jobs):
             j = self.jobs[job_id]
             outcomes = {}
+            skip = discounted(job_id, j["records"], self.baseline if new_only else None)
             for c, r in j["records"].items():
+                if c in skip:
+                    continue
                 role, na_warns = self._role(c, r)
                 outcomes[c] = Outcome(r["status"], r.get("tier", ""), role, r.get("evidence", ""),
                                       bool((r.get("data") or {}).get("flipped_signal")), na_warns)
@@ -173,6 +184,8 @@ class Rollup:
         return out
 
     def summary(self) -> dict[str, Any]:
+        from .review import job_fields, sections
+
         verdicts = self.verdicts()
         per_principle: dict[str, Counter[str]] = {}
         jobs = []
@@ -188,8 +201,10 @@ class Rollup:
                 "loads": j["loads"], "agent": meta.get("agent") or "", "model": meta.get("model") or "",
                 "condition": meta.get("condition"), "oracle": bool(meta.get("oracle")),
                 "advisor_verdict": self.advisor_verdict(job_id),
+                **job_fields(job_id, j["records"]),
                 "detail": self.detail(job_id),
             })
+        review = sections(self, jobs)
         return {
             "schema_version": "trajaudit-summary-1",
             "mode": self.mode,
@@ -197,7 +212,7 @@ class Rollup:
             "n_jobs": len(jobs),
             "verdicts": verdict_counts({j["job"]: j["verdict"] for j in jobs}),
             "principles": {c: dict(sorted(cnt.items())) for c, cnt in sorted(per_principle.items())},
-            "pr_verdict": self.pr_verdict(jobs),
+            "pr_verdict": self.pr_verdict(jobs, review.pop("_pr_verdicts", None)),
             "configs": config_rollup(jobs),
             **self.trace_sections(jobs),
             **self.skills_sections(jobs),
@@ -206,6 +221,7 @@ class Rollup:
             "judges": self.judges.summary(),
             "advisor_verdicts": dict(Counter(j["advisor_verdict"] for j in jobs if j["advisor_verdict"])),
             "not_audited": self.not_audited(),
+            **review,
             "jobs": jobs,
         }
 
@@ -277,12 +293,16 @@ class Rollup:
         impact = skill_impact(trials)
         return {"skill_impact": impact, "skills_flags": skills_flags(trials, impact)}
 
-    def pr_verdict(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    def pr_verdict(self, jobs: list[dict[str, Any]], override: dict[str, str] | None = None) -> dict[str, Any]:
+        """``override``: job → the verdict to count instead of the job's own (--trajaudit-new-only)."""
+        from .review import waived
+
         oracle = {j["job"]: j["reward"] for j in jobs if j["oracle"]}
         tight = [j["job"] for j in jobs
-                 if ((self.jobs[j["job"]]["records"].get("P12") or {}).get("data") or {}).get("perturbations_passing")]
+                 if ((self.jobs[j["job"]]["records"].get("P12") or {}).get("data") or {}).get("perturbations_passing")
+                 and not waived(self.jobs[j["job"]]["records"].get("P12"))]
         missing = {j["job"]: m for j in jobs if (m := self.jobs[j["job"]].get("missing"))}
-        verdicts = {j["job"]: j["verdict"] for j in jobs}
+        verdicts = {j["job"]: (override or {}).get(j["job"], j["verdict"]) for j in jobs}
         order = sorted({c for m in missing.values() for c in m}, key=_rank)
         verdict, reasons = pr_verdict(verdicts, oracle_rewards=oracle, tests_too_tight=tight, missing=missing,
                                       order=order)
@@ -322,6 +342,9 @@ class Rollup:
                      + (f" (+{len(pv['reasons']) - 1})" if len(pv["reasons"]) > 1 else ""))
         if pv.get("incomplete") and pv["verdict"] != "INCOMPLETE":  # a found cheat outranks it: still say so
             lines.append(f"incomplete run: {pv['incomplete']['line']}")
+        from .review import terminal_lines
+
+        lines += terminal_lines(full)
         lines += trace_lines(full)
         if full.get("advisor_verdicts"):
             order = ("fail", "error", "inconclusive", "pass_mechanical_only", "pass")
