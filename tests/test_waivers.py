@@ -380,6 +380,9 @@ def test_browser_review_section_and_waived_finding(browser, pytester: pytest.Pyt
     assert review == [f"waived: {STRUGGLE}::P8 — <img src=x onerror=window.__pwned=1> known"]
     page.locator("tr.job", has_text="tictoc__Struggle01").first.click()
     assert "WAIVED" in page.locator(".finding[data-code='P8']").first.inner_text()
+    page.select_option("#f-status", "WAIVED")  # the status filter keeps only jobs with a waived finding
+    shown = page.locator("tr.job").all_inner_texts()
+    assert len(shown) == 1 and "tictoc__Struggle01" in shown[0]
     assert page.evaluate("window.__pwned") is None and page.locator("body img").count() == 0
     assert problems == []
     page.close()

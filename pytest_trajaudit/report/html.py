@@ -206,7 +206,7 @@ def render(summary: dict[str, Any]) -> str:
         '<div class="filters">',
         f'<label>verdict <select id="f-verdict">{_options(present, "any")}</select></label>',
         f'<label>principle <select id="f-code">{_options(codes, "any")}</select></label>',
-        f'<label>status <select id="f-status">{_options(["FAIL", "WARN", "PASS", "N/A"], "any")}</select></label>',
+        f'<label>status <select id="f-status">{_options(["FAIL", "WARN", "WAIVED", "PASS", "N/A"], "any")}</select></label>',
         '<label>search <input id="f-text" type="search" placeholder="job id or config"></label>',
         '<span id="job-count" class="muted"></span></div>',
         "<table><thead><tr><th>verdict</th><th>job</th><th>config</th><th>trial</th><th>reward</th>"
