@@ -20,7 +20,7 @@ import errno
 import os
 import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from json import detect_encoding
 from pathlib import Path
@@ -263,6 +263,7 @@ class Parsed:
     lines: list[int] | None = None  # 1-based source line number of each JSONL value
     offsets: list[int] | None = None  # character offset in ``text`` where each JSONL value's line starts
     stream: Any = None  # a JsonlStream when the lines are read lazily: ``value``/``lines`` then hold the head only
+    memo: dict[str, Any] | None = None  # what format modules derive from the document once (see :func:`derived`)
 
     def records(self) -> Any:
         """``(value, line number)`` of every JSON Lines value, streamed from the file when ``stream`` is set: the
@@ -273,6 +274,20 @@ class Parsed:
             self.value, self.lines = [], []
             return self.stream.records(head)
         return zip(self.value, self.lines or [], strict=False)
+
+
+def derived(parsed: Parsed, key: str, build: Callable[[], Any]) -> Any:
+    """``build()`` computed once per parsed document and kept with it under ``key``: a multi-record file's index
+    of its records (``loaders/multi.py`` keeps one Parsed per file for all of its records), so loading each record
+    looks it up instead of walking the whole document again. What ``build`` raises is not kept."""
+    memo = parsed.memo
+    if memo is None:
+        memo = parsed.memo = {}
+    try:
+        return memo[key]
+    except KeyError:
+        value = memo[key] = build()
+        return value
 
 
 def looks_like_json(text: str) -> bool:

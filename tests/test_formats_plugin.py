@@ -190,3 +190,20 @@ def test_a_hooklib_audit_log_is_found_while_walking_a_tree(pytester: pytest.Pyte
     result = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=runs", "--co", "-q", "-m", "TG-4")
     ids = [ln for ln in result.outlines if "::" in ln]
     assert ids == ["runs/audit/2026-06-28.jsonl::S1::TG-4", "runs/audit/2026-06-28.jsonl::S2::TG-4"]
+
+
+def test_a_multi_record_file_is_parsed_once_per_process(pytester: pytest.Pytester, runs: Path) -> None:
+    from pytest_trajaudit.loaders import multi
+
+    steps = [{"step": i, "tool": "Read", "args": {"file_path": f"f{i}.py"}, "ok": True} for i in range(1, 4)]
+    doc = {"tasks": [{"task": f"t{t}", "runs": [{"run_id": f"t{t}-{r}", "ok": True, "steps": steps}
+                                                 for r in range(5)]} for t in range(20)]}
+    (runs / "tg").mkdir()
+    (runs / "tg" / "traces.json").write_text(json.dumps(doc))
+    multi.release()
+    before = multi.parses
+    result = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=runs", "--trajaudit-principles=TG-4,P2")
+    result.assert_outcomes(passed=2 * 100 + 2 * (3 + 3 + 3 + 4))  # 100 records here, 13 jobs in the fixture
+    # traces.json (100 records), output.jsonl and the two Inspect logs (3 records each): one parse per file
+    assert multi.parses - before == 4
+    assert not multi._cache  # each released with its last record

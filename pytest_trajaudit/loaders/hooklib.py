@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from ..model import Event, Trajectory, UnusableInput
-from ..safeio import Parsed, loads_bounded
+from ..safeio import Parsed, derived, loads_bounded
 from .common import tool_event
 from .traces import only_member, unique_ids
 
@@ -77,7 +77,11 @@ def claims(name: str, head: bytes) -> str | None:
 
 def _sessions(parsed: Parsed) -> dict[str, list[tuple[dict[str, Any], int]]]:
     """member id → the session's tool lines in file order (sessions in order of their first tool line). The
-    member id is the session id made node-safe (see traces.unique_ids)."""
+    member id is the session id made node-safe (see traces.unique_ids). Built once per parsed file."""
+    return derived(parsed, "hooklib.sessions", lambda: _group(parsed))
+
+
+def _group(parsed: Parsed) -> dict[str, list[tuple[dict[str, Any], int]]]:
     by_sid: dict[str, list[tuple[dict[str, Any], int]]] = {}
     for v, lineno in _values(parsed):
         if not isinstance(v, dict) or not _tool(v):

@@ -64,7 +64,7 @@ from ..model import (
     Trajectory,
     UnusableInput,
 )
-from ..safeio import Parsed, SafeZip, decode_text, is_zip, open_zip, parse_text
+from ..safeio import Parsed, SafeZip, decode_text, derived, is_zip, open_zip, parse_text
 from .common import clip, flatten_text, mark_submissions, score_value, shell_read_paths, tool_event
 
 NAME = "inspect-ai"
@@ -499,9 +499,10 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
         z: SafeZip = parsed.value
         budget = z.budget
         name = f"samples/{member}.json"
-        if name not in z.names():
+        names, distinct = derived(parsed, "inspect.zip", lambda: (set(z.names()), _distinct_samples(_zip_ids(z))))
+        if name not in names:
             raise UnusableInput(path, f"no sample {member!r} in this log")
-        header = z.read_json("header.json", budget) if "header.json" in z.names() else \
+        header = z.read_json("header.json", budget) if "header.json" in names else \
             z.read_json("_journal/start.json", budget)
         data = z.read(name, budget)
         text = decode_text(data, f"{path}!{name}")
@@ -511,15 +512,25 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
         sample = doc.value
         if not isinstance(sample, dict) or not isinstance(header, dict):
             raise UnusableInput(path, f"zip member {name!r} is not a sample object")
-        return _build(header, sample, path, member, text, _distinct_samples(_zip_ids(z)))
+        return _build(header, sample, path, member, text, distinct)
     v = parsed.value
-    samples = [s for s in (v.get("samples") or []) if isinstance(s, dict)]
-    sample = next((s for s in samples if _sample_id(s) == member), None)
+    header, by_id, distinct = derived(parsed, "inspect.index", lambda: _json_index(v))
+    sample = by_id.get(member)
     if sample is None:
         raise UnusableInput(path, f"no sample {member!r} in this log")
-    header = {k: val for k, val in v.items() if k != "samples"}
     raw = orjson.dumps(sample).decode()
-    return _build(header, sample, path, member, raw, _distinct_samples([_sample_id(s) for s in samples]))
+    return _build(dict(header), sample, path, member, raw, distinct)
+
+
+def _json_index(v: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]], int]:
+    """A JSON log's header, its samples by member id (the first of each id) and its number of distinct samples,
+    built once per parsed file."""
+    samples = [s for s in (v.get("samples") or []) if isinstance(s, dict)]
+    by_id: dict[str, dict[str, Any]] = {}
+    for s in samples:
+        by_id.setdefault(_sample_id(s), s)
+    header = {k: val for k, val in v.items() if k != "samples"}
+    return header, by_id, _distinct_samples([_sample_id(s) for s in samples])
 
 
 def load(parsed: Parsed, path: str) -> Trajectory:

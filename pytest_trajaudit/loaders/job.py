@@ -240,7 +240,6 @@ def _load_job(ref: JobRef, cfg: Settings, with_trajectory: bool) -> Job:
     if ref.member is not None:
         job.trajectory = _load_record(job, ref, budget)
     else:
-        multi.release()  # a single-file job: drop any cached multi-record container
         job.files_read.append(rel)
         job.trajectory = _read_trajectory(base, rel, budget, cfg.literal)
         _apply_trajectory_facts(job, ref, job.trajectory.meta)

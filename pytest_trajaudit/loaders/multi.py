@@ -25,8 +25,9 @@ The format-module interface (plain Python, no pytest):
 A module may also define ``load(parsed, path)`` for a file of its format holding one run.
 
 Collection lists the members (:func:`list_members`) and makes one node per member, named by
-:func:`node_name`; loading a member (:func:`load_record`) parses the container once per process (a one-entry
-cache keyed by the file's identity, replaced by the next container and dropped when a single-file job loads).
+:func:`node_name`; loading a member (:func:`load_record`) parses the container and lists its members once per
+process (a bounded cache keyed by the file's identity, see ``MAX_CONTAINERS``), and the module indexes its records
+once per parse (``safeio.derived``), so loading every record of a file is linear in its records.
 """
 
 from __future__ import annotations
@@ -140,16 +141,40 @@ def list_members(ref: JobRef, max_file: int, mod: Any = None) -> list[str]:
 
 # --------------------------------------------------------------------------- loading
 
-_cache: tuple[tuple[Any, ...], Parsed] | None = None
+# One parse and one index per container file per process, shared by the loads of its records: an entry holds the
+# parsed file, its format module and its validated member ids (the module keeps its own index of the records with
+# the Parsed: safeio.derived). An entry is dropped when every one of its records has been loaded in this process
+# (a record is loaded once per job audit, at its first item); at most MAX_CONTAINERS entries are kept, the least
+# recently used going first, and older entries also go while the files held would pass CACHE_BYTES (a worker that
+# gets only some of a file's records, or a -k that deselects some, keeps the file until another container needs
+# the room).
+MAX_CONTAINERS = 2
+CACHE_BYTES = 256 * 1024 * 1024
+
+
+class _Container:
+    __slots__ = ("parsed", "mod", "ids", "left", "size")
+
+    def __init__(self, parsed: Parsed, size: int) -> None:
+        self.parsed = parsed
+        self.size = size
+        self.mod: Any = None
+        self.ids: frozenset[str] | None = None
+        self.left: set[str] | None = None  # the members not loaded yet in this process
+
+
+_cache: dict[tuple[Any, ...], _Container] = {}  # insertion order = least recently used first
+parses = 0  # container files parsed by this process (tests and benchmarks/multi_record.py read it)
 
 
 def release() -> None:
-    """Drop the cached container (called when a single-file job loads)."""
-    global _cache
-    _cache = None
+    """Drop every cached container."""
+    _cache.clear()
 
 
 def _identity(path: Path) -> tuple[Any, ...] | None:
+    """The file's identity: its path and what ``lstat`` says of the regular file there (device, inode, size,
+    modification time), so a replaced or rewritten file is parsed again. None for anything but a regular file."""
     try:
         st = os.lstat(path)
     except OSError:
@@ -159,22 +184,42 @@ def _identity(path: Path) -> tuple[Any, ...] | None:
     return (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _container(ref: JobRef, max_file: int, budget: Budget | None = None) -> Parsed:
-    """The parsed container file, from the one-entry cache when the file is unchanged. A job's budget is
+def _entry(ref: JobRef, max_file: int, budget: Budget | None = None) -> _Container:
+    """The cached container of ``ref``'s file, parsed when it is not cached or has changed. A job's budget is
     charged the file's size on a cache hit too, so the limits never depend on the cache."""
-    global _cache
+    global parses
     path = ref.anchor
     key = _identity(path)
-    if key is not None and _cache is not None and _cache[0] == key:
+    entry = _cache.pop(key, None) if key is not None else None
+    if entry is not None:
+        _cache[key] = entry  # most recently used
         if budget is not None:
-            budget.charge(path, key[3])
-        return _cache[1]
-    _cache = None
+            budget.charge(path, entry.size)
+        return entry
     data = read_bytes(ref.dir, path.name, budget or Budget(max_file, max_file))
-    parsed = parse_bytes(data, path, max_file)
+    parses += 1
+    entry = _Container(parse_bytes(data, path, max_file), len(data))
+    del data
     if key is not None and _identity(path) == key:
-        _cache = (key, parsed)
-    return parsed
+        while _cache and (len(_cache) >= MAX_CONTAINERS or sum(e.size for e in _cache.values()) + entry.size > CACHE_BYTES):
+            del _cache[next(iter(_cache))]
+        _cache[key] = entry
+    return entry
+
+
+def _container(ref: JobRef, max_file: int, budget: Budget | None = None) -> Parsed:
+    return _entry(ref, max_file, budget).parsed
+
+
+def _done(ref: JobRef, entry: _Container, member: str) -> None:
+    """``member`` is loaded: drop the container once all of its records are."""
+    if entry.left is None:
+        return
+    entry.left.discard(member)
+    if not entry.left:
+        key = _identity(ref.anchor)
+        if key is not None and _cache.get(key) is entry:
+            del _cache[key]
 
 
 def _multi_module(parsed: Parsed, path: Path) -> Any:
@@ -191,15 +236,20 @@ def load_record(ref: JobRef, budget: Budget) -> tuple[Trajectory, dict[str, Any]
     """One member of a multi-record file: its trajectory and its job metadata."""
     path = ref.anchor
     member = ref.member or ""
-    parsed = _container(ref, budget.max_file, budget)
+    entry = _entry(ref, budget.max_file, budget)
+    parsed = entry.parsed
     if parsed.kind == "zip":
         parsed.value.budget = budget  # members read from the archive count against this job's limit
     try:
-        mod = _multi_module(parsed, path)
-        ids = checked_members(mod.members(parsed, str(path)), path)
-        if member not in ids:
+        if entry.ids is None:  # the format and the member list, once per entry
+            entry.mod = _multi_module(parsed, path)
+            ids = checked_members(entry.mod.members(parsed, str(path)), path)
+            entry.ids = frozenset(ids)
+            entry.left = set(ids)
+        if member not in entry.ids:
             raise UnusableInput(path, f"no record {member[:120]!r} in this file")
-        traj, info = mod.load_member(parsed, str(path), member)
+        traj, info = entry.mod.load_member(parsed, str(path), member)
+        _done(ref, entry, member)
     except UnusableInput:
         raise
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:

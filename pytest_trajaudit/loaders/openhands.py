@@ -56,7 +56,7 @@ from ..model import (
     Trajectory,
     UnusableInput,
 )
-from ..safeio import Budget, Parsed, iter_lines, loads_bounded, parse_bytes, read_bytes
+from ..safeio import Budget, Parsed, derived, iter_lines, loads_bounded, parse_bytes, read_bytes
 from .common import clip, flatten_text, shell_read_paths, tool_event
 
 NAME = "openhands"
@@ -118,7 +118,7 @@ def _line_text(parsed: Parsed, line: int) -> str:
     """The record's own line of the file (the literal mode's "trajectory string"), without splitting the file."""
     if parsed.kind != "jsonl":
         return parsed.text
-    k = (parsed.lines or []).index(line)
+    k = derived(parsed, "openhands.lines", lambda: {n: i for i, n in reversed(list(enumerate(parsed.lines or [])))})[line]
     start = parsed.offsets[k] if parsed.offsets else 0
     end = parsed.text.find("\n", start)
     return parsed.text[start:] if end < 0 else parsed.text[start:end]
@@ -406,9 +406,16 @@ def _resolution(rec: dict[str, Any]) -> tuple[float | None, str | None]:
     return None, None
 
 
+def _index(parsed: Parsed) -> dict[str, tuple[dict[str, Any], int]]:
+    """member id → (record, line), the first record of each id (built once per parsed file)."""
+    index: dict[str, tuple[dict[str, Any], int]] = {}
+    for r, n in _records(parsed) or []:
+        index.setdefault(_record_id(r, n), (r, n))
+    return index
+
+
 def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dict[str, Any]]:
-    recs = _records(parsed) or []
-    found = next(((r, n) for r, n in recs if _record_id(r, n) == member), None)
+    found = derived(parsed, "openhands.index", lambda: _index(parsed)).get(member)
     if found is None:
         raise UnusableInput(path, f"no record {member!r}")
     rec, line = found

@@ -26,7 +26,7 @@ from typing import Any
 import orjson
 
 from ..model import Trajectory, UnusableInput
-from ..safeio import Parsed
+from ..safeio import Parsed, derived
 from .common import tool_event
 
 NAME = "trace-grader-traces"
@@ -151,9 +151,14 @@ def unique_ids(names: list[str]) -> list[str]:
 
 
 def _indexed(parsed: Parsed, path: str) -> dict[str, tuple[dict[str, Any], str, str, str]]:
-    """member id → (run, task, run_id, pointer); ids are the run ids made node-safe, repeats numbered."""
-    runs = [(r, task, _run_id(r, task), ptr) for r, task, ptr in _runs(parsed.value, path)]
-    return dict(zip(unique_ids([rid for _, _, rid, _ in runs]), runs, strict=True))
+    """member id → (run, task, run_id, pointer); ids are the run ids made node-safe, repeats numbered. Built once
+    per parsed file (every record of a file is loaded from the same Parsed)."""
+
+    def build() -> dict[str, tuple[dict[str, Any], str, str, str]]:
+        runs = [(r, task, _run_id(r, task), ptr) for r, task, ptr in _runs(parsed.value, path)]
+        return dict(zip(unique_ids([rid for _, _, rid, _ in runs]), runs, strict=True))
+
+    return derived(parsed, "traces.index", build)
 
 
 def members(parsed: Parsed, path: str) -> list[str]:

@@ -196,3 +196,73 @@ def test_member_ids_are_safe_in_node_ids_and_unique():
     assert ids == ["a_b_c__d", "a_b_c__d#2", "line_break"]
     _, meta = traces.load_member(p, "t.json", "a_b_c__d")
     assert meta["trial"] == "a b/c::d"  # the job keeps the run's own id
+
+
+# ================================================================================================ one parse per file
+
+
+def _many_runs(n: int) -> dict:
+    return {"tasks": [{"task": f"T{t}", "runs": [{"run_id": f"T{t}-r{r}", "ok": True, "steps": STEPS}
+                                                for r in range(5)]} for t in range(n // 5)]}
+
+
+def test_a_multi_record_file_is_parsed_and_indexed_once_for_all_its_records(tmp_path: Path, monkeypatch):
+    from pytest_trajaudit.loaders import multi
+    from pytest_trajaudit.loaders.job import load_job
+    from pytest_trajaudit.settings import Settings
+
+    f = tmp_path / "traces.json"
+    f.write_text(json.dumps(_many_runs(200)))
+    walks = []
+    real_runs = traces._runs
+    monkeypatch.setattr(traces, "_runs", lambda *a: walks.append(1) or real_runs(*a))
+    multi.release()
+    before = multi.parses
+    refs = multi.find_all_jobs(f)  # collection: lists the members, parsing the file (traces.json has no index)
+    assert len(refs) == 200 and multi.parses == before + 1
+    jobs = [load_job(ref, Settings()) for ref in refs]
+    assert [j.trial for j in jobs] == [f"T{t}-r{r}" for t in range(40) for r in range(5)]
+    assert {len(j.trajectory.events) for j in jobs} == {2}
+    assert multi.parses == before + 1  # every record loaded from the one parse
+    assert len(walks) == 1  # and from one index of its runs
+    assert not multi._cache  # released with the file's last record
+
+    load_job(refs[7], Settings())  # a record loaded again parses the file again, once
+    load_job(refs[8], Settings())
+    assert multi.parses == before + 2
+
+
+def test_a_changed_multi_record_file_is_parsed_again(tmp_path: Path):
+    from pytest_trajaudit.loaders import multi
+    from pytest_trajaudit.loaders.job import load_job
+    from pytest_trajaudit.settings import Settings
+
+    f = tmp_path / "traces.json"
+    f.write_text(json.dumps(_many_runs(10)))
+    multi.release()
+    refs = multi.find_all_jobs(f)
+    before = multi.parses
+    assert load_job(refs[0], Settings()).trial == "T0-r0"  # from the parse the listing made
+    doc = _many_runs(10)
+    doc["tasks"][0]["runs"][1]["steps"] = STEPS[:1]
+    f.write_text(json.dumps(doc) + " ")  # another size: another identity
+    assert len(load_job(refs[1], Settings()).trajectory.events) == 1
+    assert multi.parses == before + 1
+    multi.release()
+
+
+def test_the_container_cache_is_bounded(tmp_path: Path):
+    from pytest_trajaudit.loaders import multi
+    from pytest_trajaudit.loaders.job import load_job
+    from pytest_trajaudit.settings import Settings
+
+    multi.release()
+    refs = []
+    for i in range(4):
+        f = tmp_path / f"traces{i}.json"
+        f.write_text(json.dumps(_many_runs(10)))
+        refs.append(multi.find_all_jobs(f)[0])  # one record of each: none is released by its last record
+    for ref in refs:
+        load_job(ref, Settings())
+    assert len(multi._cache) == multi.MAX_CONTAINERS
+    multi.release()
