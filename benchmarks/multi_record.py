@@ -209,8 +209,11 @@ def baseline(path: Path) -> int:
 COMMANDS: list[str] = []
 
 
+LAST: dict[str, str] = {}
+
+
 def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in bytes of the largest process, exit code)."""
+    """(wall seconds, peak RSS in bytes of the largest process, exit code); pytest's outcome line in LAST."""
     COMMANDS.append(shlex.join(cmd))
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         t = time.perf_counter()
@@ -220,6 +223,8 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int
         fo.seek(0)
         fe.seek(0)
         out, err = fo.read(), fe.read()
+    tail = [ln for ln in out.decode(errors="replace").splitlines() if " in " in ln and ("passed" in ln or "error" in ln)]
+    LAST["line"] = tail[-1].strip("= ") if tail else ""
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1, 3):
         sys.stdout.write(f"  exit {code}: {err.decode(errors='replace')[-800:]}{out.decode(errors='replace')[-800:]}\n")
@@ -254,8 +259,10 @@ def main() -> None:
     sys.stdout.write(f"work {work}; python {py}; load {Path('/proc/loadavg').read_text().split()[:3]}\n\n")
 
     def audit(f: Path, workers: int | None = None) -> list[str]:
+        # --trajaudit-max-events: the file's JSON containers (about 62 per run) pass the default per-file limit
         cmd = [py, "-m", "pytest", f"--trajaudit={f}", *select, "-q", "-p", "no:cacheprovider",
-               "--trajaudit-rules=trace-grader.config.yaml", f"--basetemp={work / 'basetemp'}", *extra]
+               "--trajaudit-rules=trace-grader.config.yaml", "--trajaudit-max-events=5000000",
+               f"--basetemp={work / 'basetemp'}", *extra]
         return cmd + (["-n", str(workers)] if workers is not None else [])
 
     def best(cmd: list[str], env: dict[str, str] = env) -> tuple[float, int]:
@@ -280,7 +287,8 @@ def main() -> None:
         rows.append((n, size, bw, brss, pw, prss))
         sys.stdout.write(f"{n:>6} runs, {size / 2**20:5.1f} MiB: baseline {bw:6.2f} s {brss / 2**20:5.0f} MiB | "
                          f"plugin {pw:6.2f} s {prss / 2**20:5.0f} MiB = {pw / bw:5.1f}x the baseline, "
-                         f"peak RSS {prss / size:4.2f}x the file | parses {parses[1::2]}\n")
+                         f"peak RSS {prss / size:4.2f}x the file | parses {parses[1::2]}\n"
+                         f"{'':27}pytest: {LAST['line']}\n")
     if len(rows) > 1:
         (n0, _, b0, _, p0, _), (n1, _, b1, _, p1, _) = rows[0], rows[-1]
         sys.stdout.write(f"\ngrowth {n0} -> {n1} runs ({n1 / n0:.1f}x the runs): plugin {p1 / p0:.2f}x, "

@@ -22,6 +22,7 @@ from .loaders.multi import RECORD, claim, list_members, member_ref, node_name
 from .model import UnusableInput
 from .principles import Principle
 from .redact import clean, printable
+from .safeio import events_limit
 
 
 class TrajauditWarning(UserWarning):
@@ -202,9 +203,10 @@ class ContainerNode(JobNode):
         self.fmt = fmt
 
     def collect(self):
-        max_file = self.config.stash[STATE_KEY].settings.max_file_bytes
+        settings = self.config.stash[STATE_KEY].settings
         try:
-            members = list_members(self.ref, max_file, self.fmt)
+            with events_limit(settings.max_events):  # listing may parse the file: --trajaudit-max-events holds
+                members = list_members(self.ref, settings.max_file_bytes, self.fmt)
             if not members:
                 raise UnusableInput(self.path, "holds no records")
         except UnusableInput as exc:

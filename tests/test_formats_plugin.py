@@ -207,3 +207,16 @@ def test_a_multi_record_file_is_parsed_once_per_process(pytester: pytest.Pyteste
     # traces.json (100 records), output.jsonl and the two Inspect logs (3 records each): one parse per file
     assert multi.parses - before == 4
     assert not multi._cache  # each released with its last record
+
+
+def test_listing_a_multi_record_file_holds_the_events_limit(pytester: pytest.Pytester) -> None:
+    steps = [{"step": 1, "tool": "Read", "args": {"file_path": "a.py"}, "ok": True}]
+    doc = {"runs": [{"run_id": f"r{i}", "ok": True, "steps": steps} for i in range(30)]}  # 2 + 30 * 4 containers
+    (pytester.path / "traces.json").write_text(json.dumps(doc))
+    small = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=traces.json", "--trajaudit-principles=TG-4",
+                               "--trajaudit-max-events=100")
+    small.assert_outcomes(errors=1)  # the file itself, unusable: too many events
+    small.stdout.fnmatch_lines(["*traces.json*too many events*"])
+    big = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=traces.json", "--trajaudit-principles=TG-4",
+                             "--trajaudit-max-events=200")
+    big.assert_outcomes(passed=30)

@@ -1,0 +1,117 @@
+"""The full audit against ``orjson.loads`` over the same directory jobs, in one interpreter, no pytest.
+
+    python benchmarks/audit_ratio.py [TREE] [--jobs 20] [--size-kb 2048] [--format mixed] [--repeat 3]
+                                     [--profile 25] [--work DIR]
+
+Without ``TREE`` it generates one with ``gen_runs.py`` (``--jobs`` × ``--size-kb``, ``--format``). Then, after one
+warm-up job, it times (CPU seconds, best of ``--repeat``):
+
+- the audit: ``engine.audit_job`` of every job with every principle the plugin makes an item of for it (all
+  families, precise mode, the default settings; the advisor family only for a job whose privileged material is
+  known, as at collection): loading the job and running each principle, what the job's pytest items compute
+  beyond the items' own overhead;
+- ``orjson.loads`` of the same jobs' trajectories, line by line, and of their ``result.json``;
+
+and prints the ratio (target ≤ 1.5×). ``--profile N`` runs the audit once more under cProfile and prints the N
+functions with the most time of their own, and the N with the most cumulative time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import pstats
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TRAJ_NAMES = ("acp_trajectory.jsonl", "claude-code.txt")
+
+
+def _trajectory_files(tree: Path) -> list[Path]:
+    return sorted(f for f in tree.rglob("*") if f.is_file() and (f.name in TRAJ_NAMES or f.name == "result.json"))
+
+
+def orjson_time(files: list[Path]) -> float:
+    import orjson
+
+    t0 = time.process_time()
+    for f in files:
+        data = f.read_bytes()
+        if f.name == "result.json":
+            orjson.loads(data)
+            continue
+        for line in data.splitlines():
+            if line.strip():
+                orjson.loads(line)
+    return time.process_time() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("tree", nargs="?", type=Path)
+    ap.add_argument("--jobs", type=int, default=20)
+    ap.add_argument("--size-kb", type=int, default=2048)
+    ap.add_argument("--format", default="mixed")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--profile", type=int, default=0)
+    ap.add_argument("--work", type=Path, default=None)
+    a = ap.parse_args()
+
+    tree = a.tree
+    if tree is None:
+        work = a.work or Path(tempfile.mkdtemp(prefix="audit-ratio-"))
+        tree = work / f"tree-{a.jobs}x{a.size_kb}k-{a.format}"
+        if not tree.exists():
+            cmd = [sys.executable, str(Path(__file__).with_name("gen_runs.py")), str(tree), "--jobs", str(a.jobs),
+                   "--size-kb", str(a.size_kb), "--format", a.format]
+            print("$ " + " ".join(cmd), flush=True)
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+    from pytest_trajaudit.advisor.collect import advisor_known
+    from pytest_trajaudit.discovery import find_jobs
+    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.settings import Settings
+
+    refs = find_jobs(tree.resolve())
+    files = _trajectory_files(tree)
+    cfg = Settings()
+    everything = list(registry().values())
+    no_adv = [p for p in everything if p.family != "advisor"]
+    # the advisor family's items exist only for a job whose privileged material is known (advisor/collect.py)
+    plan = [(r, everything if advisor_known(r, cfg.privileged_roots, cfg.tasks_dirs) else no_adv) for r in refs]
+    principles = everything
+    mib = sum(f.stat().st_size for f in files) / 2**20
+    if refs:
+        audit_job(refs[0], cfg, principles)  # imports, compiled patterns
+
+    def audit() -> None:
+        for r, ps in plan:
+            audit_job(r, cfg, ps)
+
+    t_audit = t_orj = float("inf")
+    for _ in range(max(1, a.repeat)):
+        c0 = time.process_time()
+        audit()
+        t_audit = min(t_audit, time.process_time() - c0)
+        t_orj = min(t_orj, orjson_time(files))
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"{tree}: {len(refs)} jobs, {mib:.1f} MiB, {len(no_adv)} principles + the advisor family's "
+          f"{len(everything) - len(no_adv)} for {sum(ps is everything for _, ps in plan)} jobs (load {' '.join(load)})")
+    print(f"audit {t_audit:.3f} s CPU ({mib / t_audit:.1f} MiB/s), orjson.loads {t_orj:.3f} s "
+          f"({mib / t_orj:.1f} MiB/s): audit / orjson.loads = {t_audit / t_orj:.2f}x (target <= 1.5x)")
+    if a.profile:
+        prof = cProfile.Profile()
+        prof.runcall(audit)
+        for key in ("tottime", "cumulative"):
+            out = io.StringIO()
+            pstats.Stats(prof, stream=out).sort_stats(key).print_stats(a.profile)
+            print(f"\n--- top {a.profile} by {key}\n" + out.getvalue().split("\n", 6)[-1].rstrip())
+
+
+if __name__ == "__main__":
+    main()
