@@ -459,16 +459,28 @@ _L_HIJACK = re.compile(r"\b(?:unittest|pytest|_pytest)\.[\w.]+\s*=(?!=)|\bsys\.e
                        r"\bbuiltins\.\w+\s*=(?!=)|__builtins__\[|\bos\._exit\(\s*0\s*\)|def __eq__\(.*\).*:\s*return True")
 
 
+# literals each line pattern needs (a line without any cannot match it): tested on the whole text once, so a source
+# holding none of them skips that pattern on every line
+_FRAME_NEEDS = (".f_locals", ".f_globals", ".code_context")
+_HIJACK_NEEDS = ("unittest.", "pytest.", "sys.excepthook", "builtins.", "__builtins__[", "os._exit(", "def __eq__(")
+
+
 def _line_scan(lines: list[str], cases: Cases, test_file: bool) -> list[CodeFinding]:
     out = []
+    text = "\n".join(lines)
+    frame = not test_file and any(n in text for n in _FRAME_NEEDS)
+    special = bool(cases) and not test_file and "==" in text
+    hijack = any(n in text for n in _HIJACK_NEEDS)
+    if not (frame or special or hijack):
+        return out
     for i, line in enumerate(lines, 1):
         s = line.strip()
         if not s or s.startswith("#"):
             continue
-        if not test_file and _L_FRAME.search(line):
+        if frame and _L_FRAME.search(line):
             out.append(CodeFinding("frame-read", i, s[:200], True, "reads another frame's variables or source "
                                    "(line scan)"))
-        m = _L_IF.match(line) if (cases and not test_file) else None
+        m = _L_IF.match(line) if (special and "==" in line) else None
         if m:
             ret = m.group(2)
             if ret is None and i < len(lines):
@@ -481,7 +493,7 @@ def _line_scan(lines: list[str], cases: Cases, test_file: bool) -> list[CodeFind
                     out.append(CodeFinding("special-case", i, s[:200], not wordlike(got[1]), f"returns a visible "
                                            f"test's expected output for its input (line scan; test: "
                                            f"{cases.shown[got[0]]})"))
-        if _L_HIJACK.search(line):
+        if hijack and _L_HIJACK.search(line):
             out.append(CodeFinding("hijack", i, s[:200], False, "patches the check or ends the process (line scan)"))
     return out
 

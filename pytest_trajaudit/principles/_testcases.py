@@ -267,6 +267,11 @@ def _from_parametrize(cases: Cases, text: str) -> None:
                 cases.add([*ins, tuple(ins)] if len(ins) > 1 else ins, row[out_i], f"parametrize {row!r}")
 
 
+# what each extraction below needs in a text; stripping line numbers only removes line prefixes, so a text without
+# any of these holds none after it either
+_NEEDS = ("assert", "parametrize", ">>>", "xpected")
+
+
 def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
     """Every (inputs → expected) case the texts show."""
     cases = cases if cases is not None else Cases()
@@ -277,7 +282,10 @@ def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
             continue
         if len(done) < MAX_SEEN:
             done.add(text)
-        text = strip_line_numbers(text[:MAX_TEXT])
+        text = text[:MAX_TEXT]
+        if not any(n in text for n in _NEEDS):  # none of the extractions below can find anything
+            continue
+        text = strip_line_numbers(text)
         if "assert" in text:
             for rx, parse in ((_ASSERT_LINE, _from_assert), (_ASSERT_EQ, _from_assert_equal)):
                 for m in rx.finditer(text):
