@@ -613,6 +613,30 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 @pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Plain pytest with ``trajaudit_roots`` configured found nothing to run: say in one line that the audit
+    needs ``--trajaudit`` and exit with pytest's usage-error code (4) instead of a silent 5 ("no tests
+    collected"), which a CI step could read as "nothing to audit"."""
+    config = session.config
+    if _active(config) or exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED or hasattr(config, "workerinput"):
+        return
+    roots = [str(p) for p in config.getini("trajaudit_roots")]
+    if not roots:
+        return
+    shown = ", ".join(printable(os.path.relpath(r, config.invocation_params.dir)) for r in roots)
+    line = (f"trajaudit: trajaudit_roots is set ({shown}) but plain pytest does not audit; "
+            "run `pytest --trajaudit` (or `trajaudit`)")
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.write_line("ERROR: " + line, red=True, bold=True)
+    else:
+        import sys
+
+        print("ERROR: " + line, file=sys.stderr)
+    session.exitstatus = pytest.ExitCode.USAGE_ERROR
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
     """Keep each job's items contiguous (undoes pytest-randomly's shuffle) and tell each job which of its
     principles are still selected, so it computes only those."""

@@ -30,3 +30,18 @@ def test_every_relative_link_in_the_readme_and_docs_resolves() -> None:
 
 def test_readme_stays_short() -> None:
     assert len((REPO / "README.md").read_text(encoding="utf-8").splitlines()) <= 400
+
+
+def test_quick_start_installs_the_core_package_and_the_tests_the_dev_extra() -> None:
+    """A user's quick start needs no development tools; the test suite does (README and .ci/run agree)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    quick = readme.split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    installs = [ln.strip() for ln in quick.splitlines() if "pip install" in ln]
+    assert installs[0].startswith("python -m pip install . && pytest --trajaudit=")
+    assert "python -m pip install -e '.[dev]'" in installs[1:]
+    ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r'pip install -q "\$TMP"/dist/\*\.whl \|\|', ci)  # the wheel, without extras
+    assert "pip install -q -e '.[dev]'" in ci
+    assert "Supported: CPython 3.11 and newer" in readme and "`pytest>=9.0,<10`" in readme
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'requires-python = ">=3.11"' in pyproject and '"pytest>=9.0,<10"' in pyproject

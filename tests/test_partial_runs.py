@@ -257,6 +257,18 @@ def test_a_run_stopped_early_rejects_what_it_found_and_says_it_is_incomplete(
     assert result.ret == 1
 
 
+def test_exit_codes_under_x_follow_the_failure_that_stopped_the_run(pytester: pytest.Pytester, runs: Path) -> None:
+    """-x stops only on a FAIL or an error, so a stopped run exits 1 (never 10), also with
+    --trajaudit-allow-incomplete; a run -x never stops is complete and exits as without it (the docs' table)."""
+    result = _run(pytester, "-x", "--trajaudit-allow-incomplete")
+    assert result.ret == 1
+    assert _reports(pytester)[0]["pr_verdict"]["incomplete"]["causes"] == ["stopped by -x"]
+    shutil.rmtree(runs / "benchflow" / "citation-check__Cheat01")
+    result = _run(pytester, "-x")
+    pv = _reports(pytester)[0]["pr_verdict"]
+    assert result.ret == 0 and "incomplete" not in pv and pv["verdict"] != "INCOMPLETE"
+
+
 def test_maxfail_that_never_stops_the_run_leaves_it_complete(pytester: pytest.Pytester, runs: Path) -> None:
     """The cheating job's two FAILs stay below --maxfail=3: every item ran, the run is a full one."""
     result = _run(pytester, "--maxfail=3")

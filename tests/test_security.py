@@ -343,6 +343,24 @@ def test_plain_pytest_skips_audit_roots(pytester: pytest.Pytester, extra: tuple[
     result.stdout.no_fnmatch_line("*runs/*")
 
 
+def test_plain_pytest_with_only_audit_roots_says_trajaudit_is_required(pytester: pytest.Pytester) -> None:
+    """Nothing but configured roots: one line naming --trajaudit and pytest's usage-error code, never a silent 5."""
+    make_job(pytester.path / "runs", "job")
+    pytester.makeini("[pytest]\ntrajaudit_roots = runs\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    lines = [ln for ln in result.outlines if "trajaudit_roots" in ln]
+    assert lines == ["ERROR: trajaudit: trajaudit_roots is set (runs) but plain pytest does not audit; "
+                     "run `pytest --trajaudit` (or `trajaudit`)"]
+    # the same project with --trajaudit audits the configured root
+    audited = pytester.runpytest("--trajaudit", "-p", "no:cacheprovider")
+    audited.stdout.fnmatch_lines(["1 job(s): *"])
+    assert audited.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    # without configured roots an empty project keeps pytest's own exit 5
+    pytester.makeini("[pytest]\n")
+    assert pytester.runpytest("-p", "no:cacheprovider").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
 @pytest.mark.xfail(strict=True, reason=(
     "plugin.py gap: pytest imports <cwd>/test*/conftest.py as an INITIAL conftest (PYTEST-NOTES A1), before "
     "collection, so pytest_ignore_collect cannot keep plain `pytest` out of a trajaudit_roots entry named test*"))
