@@ -525,6 +525,10 @@ def pytest_configure(config: pytest.Config) -> None:
         rollup.rollup.baseline = _baseline(config, tops, state.settings.max_file_bytes)
         config.stash[ROLLUP_KEY] = rollup
         config.pluginmanager.register(rollup, "trajaudit-rollup")
+        if config.pluginmanager.hasplugin("html"):  # pytest-html: an Audit column and the evidence in each row
+            from .adapter.html import HtmlHooks
+
+            config.pluginmanager.register(HtmlHooks(), "trajaudit-html")
     if config.pluginmanager.hasplugin("xdist"):
         config.pluginmanager.register(XdistHooks(), "trajaudit-xdist")
         if not hasattr(config, "workerinput"):
