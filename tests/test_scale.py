@@ -558,15 +558,15 @@ def test_merge_refuses_what_does_not_add_up(pytester: pytest.Pytester, capsys: p
     ]
     for dirs, message in cases:
         assert merge_mod.main([str(p / "out"), *map(str, dirs)]) == 4
-        assert message in capsys.readouterr().out, message
+        assert message in capsys.readouterr().err, message  # errors go to stderr
     s1 = json.loads((p / "s1" / "summary.json").read_text())
     s1["shard"]["index"] = 2  # a forged shard 2 that repeats shard 1's jobs
     (p / "dup").mkdir()
     (p / "dup" / "summary.json").write_text(json.dumps(s1))
     assert merge_mod.main([str(p / "out"), str(p / "s1"), str(p / "dup")]) == 4
-    assert "shards overlap" in capsys.readouterr().out
+    assert "shards overlap" in capsys.readouterr().err
     assert merge_mod.main([str(p / "s2"), str(p / "s1"), str(p / "s2")]) == 4
-    assert "the output directory is one of the shards" in capsys.readouterr().out
+    assert "the output directory is one of the shards" in capsys.readouterr().err
     assert not (p / "out").exists()
 
 

@@ -43,8 +43,9 @@ def _audit_parser() -> argparse.ArgumentParser:
     ap.add_argument("--attempt-dir", required=True, help="the attempt directory (must exist)")
     ap.add_argument("--task-dir", required=True, help="the task directory holding the privileged material")
     ap.add_argument("--trajectory", help="audit this file as given (JSON, JSON Lines or plain text); default: "
-                    "agent/trajectory.json, agent/mini-swe-agent.trajectory.json, trajectory.json, then any "
-                    "*trajectory*.json beneath the attempt directory")
+                    "the file the pytest plugin audits for this directory (e.g. trajectory/acp_trajectory.jsonl "
+                    "of a BenchFlow rollout), else agent/trajectory.json, agent/mini-swe-agent.trajectory.json, "
+                    "trajectory.json, then any *trajectory*.json beneath the attempt directory")
     ap.add_argument("--privileged-root", action="append", dest="privileged_roots", metavar="PATH",
                     help="a privileged root relative to --task-dir (repeatable); overrides the task's own "
                     "advisor/task_material_manifest.json and the default layout (README.md, solution, tests); "
@@ -165,6 +166,12 @@ def audit_main(argv: list[str]) -> int:
             return _error(f"--output {args.output}: cannot be written: {exc.strerror or exc}")
     sys.stdout.write(text)
     sys.stdout.flush()
+    if audit["verdict"] not in PASSING:  # why it is no pass, where a script's log shows it (stdout is the JSON)
+        from ..redact import printable
+
+        reasons = [str(r) for r in audit.get("verdict_reasons") or audit.get("issues") or []]
+        print(f"trajaudit audit: {audit['verdict']}: " + ("; ".join(printable(r) for r in reasons)
+                                                          or "no reason recorded"), file=sys.stderr)
     return 0 if audit["verdict"] in PASSING else 1
 
 

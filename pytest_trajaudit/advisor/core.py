@@ -282,9 +282,21 @@ MAX_REWARD_FILE = 64 * 1024 * 1024
 
 
 def find_trajectory(attempt_dir: Path) -> Path:
-    """``agent/trajectory.json``, then ``agent/mini-swe-agent.trajectory.json``, then ``trajectory.json``, then any
-    ``*trajectory*.json`` beneath the attempt directory (shallowest first, then by path; the ``advisor/`` folder and
-    symlinks are never searched). A symlink or special file at one of the first three is unusable input."""
+    """The file the plugin audits when the attempt directory is a job by its discovery rules (``discovery.classify``,
+    then the layout's precedence list, ``loaders.job.audited_trajectory``: a BenchFlow rollout's
+    ``trajectory/acp_trajectory.jsonl``, a Harbor trial's ``agent/claude-code.txt`` before its
+    ``agent/trajectory.json`` …). Otherwise, or when none of the layout's files is there: ``agent/trajectory.json``,
+    then ``agent/mini-swe-agent.trajectory.json``, then ``trajectory.json``, then any ``*trajectory*.json`` beneath
+    the attempt directory (shallowest first, then by path; the ``advisor/`` folder and symlinks are never
+    searched). A symlink or special file at one of these positions is unusable input."""
+    from ..discovery import classify
+    from ..loaders.job import audited_trajectory
+
+    ref = classify(attempt_dir)
+    if ref is not None:
+        found = audited_trajectory(ref)
+        if found is not None:
+            return found
     for rel in TRAJECTORY_LOOKUP:
         kind = file_kind(attempt_dir, rel)
         if kind == "file":

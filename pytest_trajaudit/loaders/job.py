@@ -180,6 +180,14 @@ def _pick_trajectory(ref: JobRef, base: Path) -> tuple[str | None, list[str]]:
     return None, seen
 
 
+def audited_trajectory(ref: JobRef) -> Path | None:
+    """The trajectory file an audit of the job ``ref`` reads (:func:`_pick_trajectory`), None when it has none; the
+    ``trajaudit audit`` command uses it so that it reads the file the plugin does. Raises UnusableInput for a
+    symlink or special file in its way."""
+    rel, _ = _pick_trajectory(ref, ref.dir)
+    return None if rel is None else ref.dir / rel
+
+
 def _prefixes(rel: str) -> list[str]:
     """``a``, ``a/b``, ``a/b/c`` for ``a/b/c``."""
     parts = rel.split("/")

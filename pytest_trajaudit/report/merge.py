@@ -16,6 +16,7 @@ or group reported by two shards.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -172,14 +173,16 @@ def main(argv: list[str]) -> int:
     1 for MAJOR CHANGES NEEDED or REJECT, 10 for INCOMPLETE (the shards audited a subset: completeness.py), 4 when
     the shards cannot be merged."""
     if len(argv) < 2 or argv[0] in ("-h", "--help"):
+        asked = argv[:1] in (["-h"], ["--help"])
         print("usage: trajaudit merge OUT_DIR SHARD_DIR [SHARD_DIR ...]\n"
-              "Combines the --trajaudit-report directories of --trajaudit-shard I/N runs into one report.")
-        return 0 if argv[:1] in (["-h"], ["--help"]) else 4
+              "Combines the --trajaudit-report directories of --trajaudit-shard I/N runs into one report.",
+              file=sys.stdout if asked else sys.stderr)
+        return 0 if asked else 4
     out, shards = Path(argv[0]), [Path(a) for a in argv[1:]]
     try:
         summary = merge(out, shards)
     except MergeError as exc:
-        print(f"trajaudit merge: {exc}")
+        print(f"trajaudit merge: {exc}", file=sys.stderr)
         return 4
     pv = summary["pr_verdict"]
     print(f"merged {len(shards)} shard(s) into {out}/ (summary.json, report.md, report.html, jobs/)")

@@ -1,0 +1,143 @@
+"""The ``trajaudit`` command as a user runs it (a subprocess of the installed console script, else the module):
+its help and version, the project's own trajaudit_* settings, the same trajectories as the plugin for
+``trajaudit audit``, errors on stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_trajaudit import __version__
+from pytest_trajaudit.cli import HELP, split_args
+from tests.advisor.kit import make_task
+from tests.jobfactory import TRAJECTORY, make_job
+
+
+def _command() -> list[str]:
+    """The console script a user types when it is installed next to this interpreter, else the same entry point."""
+    script = Path(sys.executable).parent / "trajaudit"
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-m", "pytest_trajaudit.cli"]
+
+
+def trajaudit(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items()
+           if k != "PYTEST_ADDOPTS" and not k.startswith(("JUDGE_", "ADVISOR_"))}
+    return subprocess.run([*_command(), *map(str, args)], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_help_documents_every_option_with_examples(pytester: pytest.Pytester) -> None:
+    p = trajaudit("--help", cwd=pytester.path)
+    assert p.returncode == 0 and p.stderr == "" and p.stdout == HELP
+    assert "any pytest option" in p.stdout and "Examples:" in p.stdout
+    assert re.search(r"^  trajaudit runs/ .*-n auto", p.stdout, re.M)  # an example with pytest options after PATH
+    for opt in ("--help", "--version", "merge", "audit", "summarize", "-c/--config-file"):
+        assert opt in p.stdout, opt
+    # every --trajaudit-* option the plugin registers (as pytest --help lists them)
+    listed = set(re.findall(r"--trajaudit(?:-[a-z-]+[a-z])?", "\n".join(pytester.runpytest("--help").outlines)))
+    assert "--trajaudit-report" in listed
+    missing = sorted(o for o in listed if o not in p.stdout)
+    assert missing == []
+
+
+def test_version_is_the_package_version_not_pytest_s(pytester: pytest.Pytester) -> None:
+    p = trajaudit("--version", cwd=pytester.path)
+    assert (p.returncode, p.stdout, p.stderr) == (0, f"pytest-trajaudit {__version__}\n", "")
+    assert pytest.__version__ not in p.stdout or pytest.__version__ == __version__
+
+
+CONFIGS = {
+    "pyproject.toml": ('[tool.pytest.ini_options]\ntrajaudit_roots = ["runs"]\ntrajaudit_principles = "P1,P2"\n'
+                       'trajaudit_report = "out"\ntrajaudit_allow_incomplete = true\naddopts = "-k nothing"\n'),
+    "pytest.ini": ("[pytest]\ntrajaudit_roots = runs\ntrajaudit_principles = P1,P2\ntrajaudit_report = out\n"
+                   "trajaudit_allow_incomplete = true\naddopts = -k nothing\n"),
+    "setup.cfg": ("[tool:pytest]\ntrajaudit_roots = runs\ntrajaudit_principles = P1,P2\ntrajaudit_report = out\n"
+                  "trajaudit_allow_incomplete = true\naddopts = -k nothing\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONFIGS))
+def test_the_project_config_s_trajaudit_keys_apply(pytester: pytest.Pytester, name: str) -> None:
+    """``trajaudit`` alone, from a subdirectory of the project: the roots, principles, report directory and
+    allow-incomplete of the project's config apply, paths relative to the config file; its other keys
+    (``addopts = -k nothing``) do not."""
+    make_job(pytester.path / "runs", "job")
+    (pytester.path / name).write_text(CONFIGS[name])
+    sub = pytester.path / "docs"
+    sub.mkdir()
+    p = trajaudit("-p", "no:randomly", cwd=sub)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "2 passed" in p.stdout, p.stdout
+    summary = json.loads((pytester.path / "out" / "summary.json").read_text())
+    assert [j["job"] for j in summary["jobs"]] == ["runs/job"]
+    assert summary["pr_verdict"]["verdict"] == "INCOMPLETE"  # only P1, P2 of the integrity principles ran
+
+
+def test_a_path_given_wins_over_the_configured_roots_and_an_option_over_the_config(pytester: pytest.Pytester) -> None:
+    make_job(pytester.path / "runs", "job")
+    make_job(pytester.path / "other", "job2")
+    (pytester.path / "pytest.ini").write_text(CONFIGS["pytest.ini"])
+    p = trajaudit("other", "--trajaudit-principles=P1", "-p", "no:randomly", cwd=pytester.path)
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "1 passed" in p.stdout and "other/job2" in p.stdout and "runs/job" not in p.stdout
+
+
+def test_a_config_inside_the_audited_tree_is_never_read(pytester: pytest.Pytester) -> None:
+    """``trajaudit .`` audits the working directory, its config file included: that file could be the agents'."""
+    make_job(pytester.path / "runs", "job")
+    (pytester.path / "pytest.ini").write_text("[pytest]\ntrajaudit_principles = P1\n")
+    p = trajaudit(".", "-p", "no:randomly", cwd=pytester.path)
+    assert f"trajaudit: not reading {pytester.path / 'pytest.ini'}: it lies inside an audited tree" in p.stderr
+    assert "1 passed" not in p.stdout and re.search(r"\d+ passed", p.stdout), p.stdout
+    (pytester.path / "pytest.ini").write_text("[pytest]\ntrajaudit_roots = .\n")
+    p = trajaudit(cwd=pytester.path)
+    assert p.returncode == 4 and p.stdout == ""
+    assert p.stderr.strip().endswith("lies inside the tree it audits; name the PATH to audit")
+
+
+def test_pytest_options_follow_the_paths(pytester: pytest.Pytester) -> None:
+    assert split_args(["runs", "-m", "P1", "-q"]) == (["runs"], ["-m", "P1", "-q"])
+    assert split_args(["a", "b", "--", "a/result.json::P1"]) == (["a", "b"], ["a/result.json::P1"])
+    assert split_args(["a"]) == (["a"], [])
+    make_job(pytester.path / "runs", "job")
+    p = trajaudit("runs", "-m", "P1", "-p", "no:randomly", "--trajaudit-allow-incomplete", cwd=pytester.path)
+    assert p.returncode == 0 and "1 passed" in p.stdout, p.stdout + p.stderr
+
+
+def test_errors_go_to_stderr(pytester: pytest.Pytester) -> None:
+    for args, code, message in (
+            ((), 4, "trajaudit: error: no PATH given and no pytest config with trajaudit_roots"),
+            (("merge", "out"), 4, "usage: trajaudit merge"),
+            (("merge", "out", "nowhere"), 4, "trajaudit merge: "),
+            (("audit", "--attempt-dir", "nowhere", "--task-dir", "."), 2, "error: --attempt-dir nowhere"),
+            (("summarize", "--audits", "nowhere"), 2, "error: --audits nowhere")):
+        p = trajaudit(*args, cwd=pytester.path)
+        assert p.returncode == code, (args, p.stdout, p.stderr)
+        assert p.stdout == "" and message in p.stderr, (args, p.stderr)
+    (pytester.path / "pyproject.toml").write_text("[tool.pytest.ini_options\n")
+    p = trajaudit(cwd=pytester.path)
+    assert p.returncode == 4 and p.stdout == "" and "pyproject.toml: cannot be read" in p.stderr
+
+
+def test_audit_reads_the_trajectory_the_plugin_audits(pytester: pytest.Pytester) -> None:
+    """A BenchFlow rollout's trajectory/acp_trajectory.jsonl, found as the plugin finds it; an inconclusive
+    verdict (here: a task directory without privileged material) says why on stderr."""
+    job = make_job(pytester.path / "runs", "demo__1", extra_files={"agent/notes-trajectory.json": "[]"})
+    task = make_task(pytester.path / "tasks")
+    p = trajaudit("audit", "--attempt-dir", job, "--task-dir", task, "--no-judge", cwd=pytester.path)
+    assert p.returncode in (0, 1), p.stderr
+    assert json.loads(p.stdout)["trajectory"] == str(job / TRAJECTORY)
+    empty = pytester.path / "empty-task"
+    empty.mkdir()
+    p = trajaudit("audit", "--attempt-dir", job, "--task-dir", empty, "--no-judge", cwd=pytester.path)
+    assert p.returncode == 1 and json.loads(p.stdout)["verdict"] == "inconclusive"
+    lines = p.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("trajaudit audit: inconclusive: ") and len(lines[0]) > 40
