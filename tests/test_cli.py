@@ -141,3 +141,33 @@ def test_audit_reads_the_trajectory_the_plugin_audits(pytester: pytest.Pytester)
     assert p.returncode == 1 and json.loads(p.stdout)["verdict"] == "inconclusive"
     lines = p.stderr.splitlines()
     assert len(lines) == 1 and lines[0].startswith("trajaudit audit: inconclusive: ") and len(lines[0]) > 40
+
+
+def test_project_config_values_become_absolute_overrides(tmp_path: Path) -> None:
+    """Each ini type the plugin declares, from an ini file and from TOML's native types; the first file pytest
+    would pick wins (pytest.toml before pytest.ini before pyproject.toml), searched from the directory upwards."""
+    from pytest_trajaudit.projectconfig import find
+
+    (tmp_path / "tox.ini").write_text(
+        "[pytest]\ntrajaudit_roots = runs 'more runs'\ntrajaudit_tasks = /abs/tasks\ntrajaudit_judge =\n"
+        "    model-a\n    model-b\ntrajaudit_rules = rules.yaml\ntrajaudit_judge_cache = off\n"
+        "trajaudit_literal = true\nmarkers = x\n")
+    deep = tmp_path / "a" / "b"
+    deep.mkdir(parents=True)
+    cfg = find(deep)
+    assert cfg is not None and cfg.path == tmp_path / "tox.ini"
+    assert cfg.roots() == [str(tmp_path / "runs"), str(tmp_path / "more runs")]
+    assert dict(zip(cfg.override_args()[1::2], cfg.override_args()[::2], strict=True)) == {
+        f"trajaudit_roots={tmp_path / 'runs'} '{tmp_path / 'more runs'}'": "-o",
+        "trajaudit_tasks=/abs/tasks": "-o", "trajaudit_judge=model-a\nmodel-b": "-o",
+        f"trajaudit_rules={tmp_path / 'rules.yaml'}": "-o", "trajaudit_judge_cache=off": "-o",
+        "trajaudit_literal=true": "-o"}
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntrajaudit_strict_pass_k = true\n'
+                                             'trajaudit_judge = ["m1", "m2"]\ntrajaudit_trials = 3\n')
+    assert find(deep).path == tmp_path / "pyproject.toml"  # pyproject.toml comes before tox.ini
+    assert find(deep).override_args() == ["-o", "trajaudit_strict_pass_k=true", "-o", "trajaudit_judge=m1\nm2",
+                                          "-o", "trajaudit_trials=3"]
+    (tmp_path / "pytest.toml").write_text('[pytest]\ntrajaudit_principles = "P1"\n')
+    assert find(deep).override_args() == ["-o", "trajaudit_principles=P1"]
+    (tmp_path / "a" / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # no pytest section: skipped
+    assert find(deep).path == tmp_path / "pytest.toml"
