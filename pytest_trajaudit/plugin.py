@@ -625,12 +625,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _active(config) or exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED or hasattr(config, "workerinput"):
         return
     roots = [str(p) for p in config.getini("trajaudit_roots")]
-    if not roots:
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if not roots or (tr is not None and tr.stats.get("deselected")):  # -k/-m deselected the project's own tests
         return
     shown = ", ".join(printable(os.path.relpath(r, config.invocation_params.dir)) for r in roots)
     line = (f"trajaudit: trajaudit_roots is set ({shown}) but plain pytest does not audit; "
             "run `pytest --trajaudit` (or `trajaudit`)")
-    tr = config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None:
         tr.write_line("ERROR: " + line, red=True, bold=True)
     else:

@@ -356,6 +356,12 @@ def test_plain_pytest_with_only_audit_roots_says_trajaudit_is_required(pytester:
     audited = pytester.runpytest("--trajaudit", "-p", "no:cacheprovider")
     audited.stdout.fnmatch_lines(["1 job(s): *"])
     assert audited.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    # the project's own tests, all deselected: pytest's own exit 5 and no word about the audit
+    pytester.makepyfile(test_own="def test_ok():\n    pass\n")
+    deselected = pytester.runpytest("-p", "no:cacheprovider", "-k", "nothing")
+    assert deselected.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    assert not [ln for ln in deselected.outlines if "trajaudit_roots" in ln]
+    (pytester.path / "test_own.py").unlink()
     # without configured roots an empty project keeps pytest's own exit 5
     pytester.makeini("[pytest]\n")
     assert pytester.runpytest("-p", "no:cacheprovider").ret == pytest.ExitCode.NO_TESTS_COLLECTED
