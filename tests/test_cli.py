@@ -171,3 +171,20 @@ def test_project_config_values_become_absolute_overrides(tmp_path: Path) -> None
     assert find(deep).override_args() == ["-o", "trajaudit_principles=P1"]
     (tmp_path / "a" / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # no pytest section: skipped
     assert find(deep).path == tmp_path / "pytest.toml"
+
+
+def test_summarize_takes_a_rollout_for_one_attempt(pytester: pytest.Pytester) -> None:
+    """A BenchFlow rollout given to ``summarize`` is one attempt (the plugin's job), not a folder of attempts."""
+    job = make_job(pytester.path / "runs", "demo__1")
+    audits = pytester.path / "audits"
+    audits.mkdir()
+    p = trajaudit("summarize", "--audits", audits, job, "--json", cwd=pytester.path)
+    assert p.returncode == 1
+    assert [r["attempt"] for r in json.loads(p.stdout)["attempts"]] == [str(job)]
+    task = make_task(pytester.path / "tasks")
+    audit = trajaudit("audit", "--attempt-dir", job, "--task-dir", task, "--no-judge", "--output",
+                      audits / "demo.json", cwd=pytester.path)
+    assert audit.returncode in (0, 1), audit.stderr
+    p = trajaudit("summarize", "--audits", audits, pytester.path / "runs", "--json", cwd=pytester.path)
+    rows = json.loads(p.stdout)["attempts"]
+    assert [(r["attempt"], r["verdict"]) for r in rows] == [(str(job), json.loads(audit.stdout)["verdict"])]

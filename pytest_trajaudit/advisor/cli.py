@@ -238,11 +238,12 @@ def _audit_files(audits: Path) -> list[Path]:
 
 
 def _attempt_dirs(path: Path) -> list[Path]:
-    """``path`` itself when it holds a trajectory at one of the usual positions, else its subdirectories (never
-    symlinks)."""
+    """``path`` itself when it is a job by the plugin's discovery rules or holds a trajectory at one of the usual
+    positions, else its subdirectories (never symlinks)."""
+    from ..discovery import classify
     from .core import TRAJECTORY_LOOKUP
 
-    if any(os.path.lexists(path / rel) for rel in TRAJECTORY_LOOKUP):
+    if classify(path) is not None or any(os.path.lexists(path / rel) for rel in TRAJECTORY_LOOKUP):
         return [path]
     out = []
     with os.scandir(path) as it:
