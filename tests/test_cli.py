@@ -39,7 +39,7 @@ def test_help_documents_every_option_with_examples(pytester: pytest.Pytester) ->
     assert p.returncode == 0 and p.stderr == "" and p.stdout == HELP
     assert "any pytest option" in p.stdout and "Examples:" in p.stdout
     assert re.search(r"^  trajaudit runs/ .*-n auto", p.stdout, re.M)  # an example with pytest options after PATH
-    for opt in ("--help", "--version", "merge", "audit", "summarize", "-c/--config-file"):
+    for opt in ("--help", "--version", "merge", "audit", "summarize", "trace-grader", "-c/--config-file"):
         assert opt in p.stdout, opt
     # every --trajaudit-* option the plugin registers (as pytest --help lists them)
     listed = set(re.findall(r"--trajaudit(?:-[a-z-]+[a-z])?", "\n".join(pytester.runpytest("--help").outlines)))
