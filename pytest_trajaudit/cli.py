@@ -254,8 +254,21 @@ def run_main(argv: list[str]) -> int:
     # before the caller's options, so an -o of the caller's wins.
     import subprocess
 
-    return subprocess.call([sys.executable, "-P", "-m", "pytest", *build_args(paths, overrides + extra, cwd)],
-                           cwd=trusted_rootdir(paths, cwd))
+    rc = subprocess.call([sys.executable, "-P", "-m", "pytest", *build_args(paths, overrides + extra, cwd)],
+                         cwd=trusted_rootdir(paths, cwd))
+    why = NO_VERDICT.get(rc)
+    if why:  # a run that gives no approval without a FAIL: say why where a CI log's error stream shows it
+        print(f"trajaudit: exit {rc}: {why}", file=sys.stderr)
+    return rc
+
+
+# Exit codes of a run that is neither a pass nor a FAIL, and what they mean (pytest's own errors already explain
+# themselves on stderr).
+NO_VERDICT = {
+    5: "no job found under the audit paths",
+    10: "the run is INCOMPLETE: an integrity principle did not run on some job (the verdict lines above name "
+        "them and why; docs/verdicts.md)",
+}
 
 
 def main(argv: list[str] | None = None) -> int:

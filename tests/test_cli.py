@@ -188,3 +188,17 @@ def test_summarize_takes_a_rollout_for_one_attempt(pytester: pytest.Pytester) ->
     p = trajaudit("summarize", "--audits", audits, pytester.path / "runs", "--json", cwd=pytester.path)
     rows = json.loads(p.stdout)["attempts"]
     assert [(r["attempt"], r["verdict"]) for r in rows] == [(str(job), json.loads(audit.stdout)["verdict"])]
+
+
+def test_a_run_without_a_verdict_says_why_on_stderr(pytester: pytest.Pytester) -> None:
+    """Exit 10 (incomplete) and 5 (no job) are no FAIL and no approval: one line on stderr says which."""
+    make_job(pytester.path / "runs", "job")
+    (pytester.path / "empty").mkdir()
+    p = trajaudit("runs", "-m", "P1", "-p", "no:randomly", cwd=pytester.path)
+    assert p.returncode == 10 and "PR verdict: INCOMPLETE — P2, P11, P16 not run on 1 job" in p.stdout
+    assert p.stderr.splitlines()[-1].startswith("trajaudit: exit 10: the run is INCOMPLETE: ")
+    p = trajaudit("empty", cwd=pytester.path)
+    assert p.returncode == 5
+    assert p.stderr.splitlines()[-1] == "trajaudit: exit 5: no job found under the audit paths"
+    p = trajaudit("runs", "-p", "no:randomly", "--trajaudit-principles=P1,P2,P11,P16", cwd=pytester.path)
+    assert p.returncode == 0 and "trajaudit: exit" not in p.stderr
