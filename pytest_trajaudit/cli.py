@@ -213,7 +213,7 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str]]:
 def _project_config(paths: list[str], extra: list[str], cwd: Path) -> tuple[list[str], list[str]] | int:
     """(audit paths, ``-o`` arguments from the project config), or an exit code after a usage error."""
     from . import projectconfig
-    from .trust import audited_tree, inside
+    from .trust import audited_tree, enclosing_job, inside
 
     if any(a in ("-c", "--config-file") or a.startswith(("--config-file=", "-c=")) for a in extra):
         if not paths:
@@ -231,11 +231,15 @@ def _project_config(paths: list[str], extra: list[str], cwd: Path) -> tuple[list
             return _fail(f"no PATH given and {where}", usage=True)
     if project is None:
         return paths, []
+    # a config inside an audited tree, or inside any job directory (one the command was typed in, even when the
+    # roots that config names lie elsewhere), may be an agent's: never read
     tops = [audited_tree(Path(_absolute(p, cwd))) for p in paths]
-    if inside(project.path, tops):
+    job = enclosing_job(project.dir)
+    if inside(project.path, tops) or job is not None:
+        where = f"the job {job}" if job is not None and not inside(project.path, tops) else "an audited tree"
         if from_config:
-            return _fail(f"{project.path} lies inside the tree it audits; name the PATH to audit")
-        print(f"trajaudit: not reading {project.path}: it lies inside an audited tree", file=sys.stderr)
+            return _fail(f"{project.path} lies inside {where}; its trajaudit_roots are not used: name the PATH")
+        print(f"trajaudit: not reading {project.path}: it lies inside {where}", file=sys.stderr)
         return paths, []
     return paths, project.override_args()
 

@@ -10,9 +10,9 @@ path values made absolute against that file's directory (pytest resolves ``paths
 file; the audit runs elsewhere). Only the ``trajaudit_*`` keys are taken: the project's other settings
 (``addopts``, ``testpaths``, ``markers`` …) are for its own tests, not for an audit.
 
-The file is the user's, outside the audited trees: the command checks that before using it
-(:func:`pytest_trajaudit.trust.inside`) and ignores it, saying so on stderr, when it lies inside one (running the
-command inside a job, or auditing ``.``).
+The file is the user's, outside the audited trees: the command checks that before using it and ignores it,
+saying so on stderr, when it lies inside an audited tree (auditing ``.``) or inside any job directory (the command
+typed inside a job), see ``cli._project_config``.
 """
 
 from __future__ import annotations

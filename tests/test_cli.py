@@ -100,7 +100,17 @@ def test_a_config_inside_the_audited_tree_is_never_read(pytester: pytest.Pyteste
     (pytester.path / "pytest.ini").write_text("[pytest]\ntrajaudit_roots = .\n")
     p = trajaudit(cwd=pytester.path)
     assert p.returncode == 4 and p.stdout == ""
-    assert p.stderr.strip().endswith("lies inside the tree it audits; name the PATH to audit")
+    assert p.stderr.strip().endswith("lies inside an audited tree; its trajaudit_roots are not used: name the PATH")
+    # typed inside a job whose planted config names roots elsewhere: that config is not read either
+    (pytester.path / "pytest.ini").unlink()
+    job = pytester.path / "runs" / "job"
+    (job / "pytest.ini").write_text("[pytest]\ntrajaudit_roots = ../../other\ntrajaudit_principles = P1\n")
+    make_job(pytester.path / "other", "job2")
+    p = trajaudit(cwd=job)
+    assert p.returncode == 4 and p.stdout == "" and f"lies inside the job {job}" in p.stderr
+    p = trajaudit(pytester.path / "other", "-p", "no:randomly", cwd=job)
+    assert f"trajaudit: not reading {job / 'pytest.ini'}: it lies inside the job {job}" in p.stderr
+    assert "1 passed" not in p.stdout and re.search(r"\d+ passed", p.stdout), p.stdout
 
 
 def test_pytest_options_follow_the_paths(pytester: pytest.Pytester) -> None:
