@@ -228,7 +228,7 @@ def _project_config(paths: list[str], extra: list[str], cwd: Path) -> tuple[list
         paths = project.roots() if project is not None else []
         if not paths:
             where = f"no trajaudit_roots in {project.path}" if project else "no pytest config with trajaudit_roots"
-            return _fail(f"no PATH given and {where}", usage=True)
+            return _fail(f"no PATH given (paths come before pytest options) and {where}", usage=True)
     if project is None:
         return paths, []
     # a config inside an audited tree, or inside any job directory (one the command was typed in, even when the

@@ -124,7 +124,9 @@ def test_pytest_options_follow_the_paths(pytester: pytest.Pytester) -> None:
 
 def test_errors_go_to_stderr(pytester: pytest.Pytester) -> None:
     for args, code, message in (
-            ((), 4, "trajaudit: error: no PATH given and no pytest config with trajaudit_roots"),
+            ((), 4, "trajaudit: error: no PATH given (paths come before pytest options) and no pytest config with "
+                   "trajaudit_roots"),
+            (("-q", "runs"), 4, "trajaudit: error: no PATH given (paths come before pytest options)"),
             (("merge", "out"), 4, "usage: trajaudit merge"),
             (("merge", "out", "nowhere"), 4, "trajaudit merge: "),
             (("audit", "--attempt-dir", "nowhere", "--task-dir", "."), 2, "error: --attempt-dir nowhere"),
