@@ -137,6 +137,9 @@ The --trajaudit-* options (pytest options; each has an ini key trajaudit_*; docs
   --trajaudit-rerun               let P12 re-run the task's own verifier (executes task code; off by default)
   --trajaudit-shard=I/N           audit shard I of N (see `trajaudit merge`)
   --trajaudit-allow-incomplete    a deliberate subset exits 0 instead of 10 (the verdict stays INCOMPLETE)
+  --trajaudit-waivers=FILE        YAML waivers: accepted findings (job glob, code, reason, expiry; docs/review.md)
+  --trajaudit-baseline=SUMMARY    an earlier run's summary.json: findings new, gone and unchanged since it
+  --trajaudit-new-only            with --trajaudit-baseline: only new findings count in the PR verdict
   --trajaudit-protocol=lean|full  how audit items run (default lean)
   --trajaudit-max-file-mb=MB, --trajaudit-max-job-mb=MB, --trajaudit-max-events=N, --trajaudit-audit-budget=S
                                   per-file and per-job bounds (docs/limits.md)

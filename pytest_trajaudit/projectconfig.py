@@ -27,7 +27,7 @@ from typing import Any
 PREFIX = "trajaudit_"
 # ini keys of type "paths" (a list, each relative to the config file) and of single paths resolved the same way
 PATH_LISTS = frozenset({"trajaudit_roots", "trajaudit_tasks"})
-PATHS = frozenset({"trajaudit_rules", "trajaudit_report", "trajaudit_judge_cache"})
+PATHS = frozenset({"trajaudit_rules", "trajaudit_report", "trajaudit_judge_cache", "trajaudit_waivers"})
 LINE_LISTS = frozenset({"trajaudit_judge", "trajaudit_privileged_roots"})
 CONFIG_NAMES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
 
