@@ -263,6 +263,11 @@ def test_exit_codes_under_x_follow_the_failure_that_stopped_the_run(pytester: py
     result = _run(pytester, "-x", "--trajaudit-allow-incomplete")
     assert result.ret == 1
     assert _reports(pytester)[0]["pr_verdict"]["incomplete"]["causes"] == ["stopped by -x"]
+    # the FAIL that stopped it is an old one and --trajaudit-new-only does not count it: incomplete, 10
+    assert _run(pytester).ret == 1
+    shutil.copyfile(pytester.path / "out" / "summary.json", pytester.path / "baseline.json")
+    result = _run(pytester, "-x", "--trajaudit-baseline=baseline.json", "--trajaudit-new-only")
+    assert result.ret == 10 and _reports(pytester)[0]["pr_verdict"]["verdict"] == "INCOMPLETE"
     shutil.rmtree(runs / "benchflow" / "citation-check__Cheat01")
     result = _run(pytester, "-x")
     pv = _reports(pytester)[0]["pr_verdict"]
