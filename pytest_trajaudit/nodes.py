@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from .adapter.nodeids import path_id
 from .advisor.collect import advisor_known
 from .discovery import JobRef, bare_file, looks_like_trajectory, loose_files
 from .engine import JobAudit, audit_job
@@ -54,7 +55,9 @@ def _printable_nodeid(kw: dict[str, Any]) -> dict[str, Any]:
     if kw.get("nodeid") is None:
         try:
             rel = Path(path).relative_to(parent.config.rootpath).as_posix()
-        except ValueError:
+        except ValueError:  # outside the rootdir: ../ steps from it, so the id resolves (adapter/nodeids.py)
+            rel = path_id(Path(path), parent.config.rootpath) or ""
+            kw["nodeid"] = printable(rel)
             return kw
         safe = printable(rel)
         if safe != rel:
@@ -102,20 +105,24 @@ class TreeNode(pytest.File):
             if self.walk or state.under_root(d) or state.leads_to_root(d) or self.session_bare(d):
                 yield TreeNode.from_parent(self, path=d, walk=self.walk or state.under_root(d),
                                            bare=self.session_bare(d))
-        if self.walk and self.path in state.roots and state.group_codes:
-            # cross-trial checks of the root: one node per task group, after every job (see groups.py)
-            for key, refs in plan(state.walk.find_jobs(self.path)).items():
-                if not _in_shard(self.config, refs[0]):  # a group's trials all share its shard (shard.py)
-                    continue
-                ids = [state.job_id(r) for r in refs]
-                state.grouped.update(ids)
-                # a root outside the rootdir has the empty node id (pytest's rule): name the group after the root
-                nodeid = f"{self.nodeid or self.path.name}::{key}"
-                yield TaskGroupNode.from_parent(self, name=key, nodeid=nodeid, members=list(zip(ids, refs, strict=True)))
 
     def session_bare(self, d: Path) -> tuple[Path, ...]:
         state = self.config.stash.get(STATE_KEY, None)
         return tuple(sorted(f for f in state.bare_files if f.parent == d)) if state else ()
+
+
+def _planned(state: Any) -> dict[Path, list[tuple[Path, str, list[JobRef]]]]:
+    """The task groups of every audit root (planned from folder names, stat-only), by their first trial's
+    directory. A root inside another root is planned with the outer one only (one group per task)."""
+    plans = state.__dict__.get("_trajaudit_groups")
+    if plans is None:
+        plans = state.__dict__["_trajaudit_groups"] = {}
+        for root in state.roots:
+            if any(r in root.parents for r in state.roots):
+                continue
+            for key, refs in plan(state.walk.find_jobs(root)).items():
+                plans.setdefault(refs[0].dir, []).append((root, key, refs))
+    return plans
 
 
 class JobNode(pytest.File):
@@ -153,6 +160,22 @@ class JobNode(pytest.File):
             for mark in _marks(p):
                 item.add_marker(mark)
             yield item
+        yield from self._groups()
+
+    def _groups(self):
+        """The task groups whose first trial is this job (cross-trial checks, see groups.py). A group's node sits
+        under that trial's job node, on the same file: ``<trial>/result.json::<task>::PASSK`` is a file path with
+        selection parts, so pytest resolves it when pasted back, and an IDE files it under a file."""
+        state = self.config.stash[STATE_KEY]
+        if not state.group_codes:
+            return
+        for root, key, refs in _planned(state).get(self.ref.dir, ()):
+            if refs[0].anchor != self.path:
+                continue
+            ids = [state.job_id(r) for r in refs]
+            state.grouped.update(ids)
+            yield TaskGroupNode.from_parent(self, name=key, nodeid=f"{self.nodeid}::{key}", root=root,
+                                            members=list(zip(ids, refs, strict=True)))
 
     @functools.cached_property
     def job_id(self) -> str:
@@ -343,13 +366,15 @@ GROUP_TITLE = {"PASSK": "pass^k across trials", "SB-2": "skill impact across con
 
 
 class TaskGroupNode(pytest.Collector):
-    """The trials of one task under an audit root (folders named ``<task>__<trial>``): node id
-    ``<root>::<task>``, items ``<root>::<task>::PASSK`` and ``<root>::<task>::SB-2``. Planned from folder names
-    (stat-only); its items run after every job item."""
+    """The trials of one task under an audit root (folders named ``<task>__<trial>``), anchored on its first
+    trial's file: node id ``<trial file>::<task>``, items ``<trial file>::<task>::PASSK`` and ``…::SB-2``; its id in
+    verdicts is ``<root name>::<task>``. Planned from folder names (stat-only); its items run after every job
+    item."""
 
-    def __init__(self, *, members: list[tuple[str, JobRef]], **kw: Any) -> None:
+    def __init__(self, *, members: list[tuple[str, JobRef]], root: Path, **kw: Any) -> None:
         super().__init__(**kw)
         self.members = members
+        self.root = root
 
     def collect(self):
         for code in self.config.stash[STATE_KEY].group_codes:
@@ -374,9 +399,7 @@ class GroupItem(pytest.Item):
 
     @functools.cached_property
     def group_id(self) -> str:
-        state = self.config.stash[STATE_KEY]
-        root = next((r for r in state.roots if r == self.path), self.path)
-        return f"{root.name}::{self.group.name}"
+        return f"{self.group.root.name}::{self.group.name}"
 
     def setup(self) -> None:
         state = self.config.stash[STATE_KEY]

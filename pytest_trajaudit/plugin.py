@@ -433,17 +433,27 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "SB-2: trajaudit group item skill impact across conditions")
     if not _active(config):
         return
-    values = [v for v in config.getoption("trajaudit") if v]
-    positional = [a.split("::", 1)[0] for a in (config.option.file_or_dir or [])]
-    given = values + positional
+    from .adapter import nodeids
+
+    values, ids = nodeids.split_ids([v for v in config.getoption("trajaudit") if v])  # the space form's node ids
+    args = [*ids, *(config.option.file_or_dir or [])]
+    walk = Walk()  # the session's one view of the trees: the directories classified here are not classified again
+    given = values + [a.split("::", 1)[0] for a in config.option.file_or_dir or []]
+    for a in args:  # a task group's node id alone: audit the directory that holds its trials
+        top = nodeids.group_root(a, _abs(a.split("::", 1)[0]), walk.classify)
+        if top is not None:
+            given.append(str(top))
     if not given:
         given = [str(p) for p in config.getini("trajaudit_roots")]
     if not given:
         raise pytest.UsageError("trajaudit: --trajaudit needs a path (--trajaudit=runs/ or a positional path)")
     roots: list[Path] = []
     bare: list[Path] = []
+    dirs = [_abs(g) for g in given if os.path.isdir(_abs(g)) and not os.path.islink(_abs(g))]
     for g in dict.fromkeys(given):
         p = _abs(g)
+        if nodeids.subsumed(p, dirs):
+            continue  # a node id inside a given audit root selects in it; it is no root of its own
         try:
             st = os.lstat(p)
         except OSError:
@@ -469,7 +479,6 @@ def pytest_configure(config: pytest.Config) -> None:
     # a trajectory file or of a directory inside a job is that whole job (trust.py).
     from .trust import audited_tree, inside
 
-    walk = Walk()  # the session's one view of the trees: the directories classified here are not classified again
     tops = [audited_tree(p, walk.classify) for p in roots + bare]
     if inside(config.inipath, tops):
         raise pytest.UsageError(f"trajaudit: pytest's config file {config.inipath} lies inside an audited tree; "
@@ -498,8 +507,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     state.store.codes = needed(state.declarations())
     config.stash[STATE_KEY] = state
-    if not config.option.file_or_dir:
-        config.args = [str(p) for p in roots + bare]
+    config.args = args or [str(p) for p in roots + bare]
+    nodeids.widen_base(config, roots + bare)  # an audit path outside the rootdir: its node ids resolve
     if config.option.tbstyle == "auto":
         config.option.tbstyle = "line"  # pytest 9.2's long failure summary is O(failures × items)
     _lean(config)  # validates trajaudit_protocol now (a bad value is a usage error, not an internal one)
