@@ -136,6 +136,7 @@ class JobNode(pytest.File):
         self.loads = 0
         self.meta_sent = False  # an item's record already carried the job's meta (see PrincipleItem.setup)
         self.error: str | None = None  # known unusable before loading (a multi-record file that cannot be listed)
+        self.error_at: str | None = None  # the item that reported the job unusable in this process (one per job)
         self.prefetch: list[JobNode] = []  # jobs a judge item of this job loads ahead (plugin.py, in-process only)
 
     def collect(self):
@@ -293,7 +294,12 @@ class PrincipleItem(pytest.Item):
         if audit.error:
             rec.update(status="ERROR", error=audit.error, meta=audit.meta)
             self.record = rec
-            raise UnusableJob(audit.error)
+            if self.job.error_at is None:  # one error per unusable job: its first item reports it
+                self.job.error_at = self.nodeid
+                raise UnusableJob(audit.error)
+            # the job's other items are skipped, pointing at that error; their records still make the job ERROR
+            rec["reported_at"] = self.job.error_at
+            raise pytest.skip.Exception(f"unusable input, reported at {self.job.error_at}", _use_item_location=True)
         res = audit.resolve(self.principle.code)
         if res is not None and res.judge:
             rec["judge"] = res.judge
@@ -312,12 +318,13 @@ class PrincipleItem(pytest.Item):
         _outcome(self, self.record or {}, f"{self.job.job_id}::{self.principle.code}", str(self.job.ref.dir))
 
     def repr_failure(self, excinfo, style=None):  # type: ignore[override]
+        # one line: "P1: <reason>"; the node id beside it names the job (adapter/terminal.py)
         if isinstance(excinfo.value, AuditFailure):
-            return f"[trajaudit] {self.job.job_id}::{excinfo.value}"
+            return str(excinfo.value)
         if isinstance(excinfo.value, UnusableJob):
-            return f"[trajaudit] {self.job.job_id}: unusable input: {excinfo.value}"
+            return f"unusable input: {excinfo.value}"
         if isinstance(excinfo.value, TrajauditWarning):  # -W error::…TrajauditWarning (a gate)
-            return f"[trajaudit] WARN as error: {excinfo.value}"
+            return f"WARN as error: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(self, excinfo, style=None):  # type: ignore[override]
@@ -421,10 +428,12 @@ class GroupItem(pytest.Item):
         _outcome(self, self.record or {}, f"{self.group_id}::{self.name}", str(self.path))
 
     def repr_failure(self, excinfo, style=None):  # type: ignore[override]
-        if isinstance(excinfo.value, AuditFailure | GroupError):
-            return f"[trajaudit] {self.group_id}::{self.name}: {excinfo.value}"
+        if isinstance(excinfo.value, AuditFailure):
+            return str(excinfo.value)
+        if isinstance(excinfo.value, GroupError):
+            return f"{self.name}: {excinfo.value}"
         if isinstance(excinfo.value, TrajauditWarning):
-            return f"[trajaudit] WARN as error: {excinfo.value}"
+            return f"WARN as error: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 
     def _repr_failure_py(self, excinfo, style=None):  # type: ignore[override]

@@ -836,7 +836,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     if not _BATCHED and isinstance(item, PrincipleItem | GroupItem) and hasattr(item.config, "workerinput"):
         _audit_reports().add(rep)  # an xdist worker sending reports one by one: pack this one as JSON
     if isinstance(item, PrincipleItem | GroupItem) and item.record is not None:
-        if call.when == "call" or (call.when == "setup" and rep.failed):
+        if call.when == "call" or (call.when == "setup" and not rep.passed):  # setup: unusable input
             rep.trajaudit = item.record
         if call.when == "call" and item.warn_msg is not None and rep.passed:
             rep.outcome = "skipped"
@@ -1037,14 +1037,24 @@ class RollupPlugin:
         self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for CTRF and CI annotations
         self.files: dict[str, str] = {}  # job id → its trajectory file, for CI annotations
         self.failed_findings: list[tuple[str, str, str]] = []  # (job, code, evidence) of each FAILED audit item
+        self.nodes: dict[str, str] = {}  # job id → its items' node id prefix, naming the job in verdict lines
         from _pytest.junitxml import xml_key
 
         self.xml_key = xml_key  # pytest's LogXML is stashed by junitxml's pytest_configure, after this one
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, "trajaudit", None)
         if rec:
             self.rollup.add(rec)
+            if "job" in rec and rec["job"] not in self.nodes:
+                self.nodes[rec["job"]] = report.nodeid.rsplit("::", 1)[0]
+            if report.failed:
+                from .adapter.terminal import one_line
+
+                one_line(report, self.config)
+            if rec.get("reported_at"):
+                return  # an unusable job's item skipped in favour of its one error: no annotation of its own
             job = rec.get("job") or rec.get("group")
             waived = (rec.get("waiver") or {}).get("applied") is True
             self.items[report.nodeid] = {"job": job, "code": rec["code"],
@@ -1116,7 +1126,7 @@ class RollupPlugin:
             terminalreporter.write_line(f"0 job(s) audited: no job found under {where}")
             return
         terminalreporter.section("trajaudit verdicts")
-        for line in self.rollup.terminal_lines(self.summary):  # the summary built at session finish
+        for line in self.rollup.terminal_lines(self.summary, self.nodes):  # the summary built at session finish
             terminalreporter.write_line(line)
         if self.report_dir is not None:
             d = self.report_dir

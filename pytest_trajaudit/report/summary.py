@@ -329,9 +329,10 @@ class Rollup:
         write_text_atomic(out_dir / "report.html", render_html(summary), base=out_dir)
         return summary
 
-    def terminal_lines(self, summary: dict[str, Any] | None = None) -> list[str]:
+    def terminal_lines(self, summary: dict[str, Any] | None = None, names: dict[str, str] | None = None) -> list[str]:
         """The verdict lines of the terminal summary; ``summary``: what :meth:`summary` (or :meth:`write`) returned
-        for the roll-up as it is now, so that a large audit builds it once."""
+        for the roll-up as it is now, so that a large audit builds it once; ``names``: how a job is named on the
+        terminal (the node id of its items, without the principle), by job id."""
         verdicts = self.verdicts()
         counts = verdict_counts({k: v for k, (v, _) in verdicts.items()})
         head = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
@@ -366,7 +367,7 @@ class Rollup:
             first = reasons[0] if reasons else ""
             first = first if len(first) <= 160 else first[:159] + "…"
             more = f" (+{len(reasons) - 1})" if len(reasons) > 1 else ""
-            lines.append(f"{verdict:<7} {job_id}: {first}{more}")
+            lines.append(f"{verdict:<7} {(names or {}).get(job_id, job_id)}: {first}{more}")
         if len(bad) > MAX_TERMINAL_JOBS:
             lines.append(f"... and {len(bad) - MAX_TERMINAL_JOBS} more non-CLEAN job(s): see summary.json (--trajaudit-report)")
         skipped = full.get("not_audited") or []
