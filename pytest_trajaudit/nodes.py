@@ -334,7 +334,13 @@ class PrincipleItem(pytest.Item):
         return super()._repr_failure_py(excinfo, style=style)
 
     def reportinfo(self):
-        return printable(str(self.path)), 0, f"{self.job.job_id}::{self.principle.code}"
+        return printable(str(self.path)), 0, self.domain
+
+    @property
+    def domain(self) -> str:
+        """The item's name in failure headers: ``<job node id> <code>``. Never a suffix of the node id: pytest's
+        ``-v`` line would otherwise rewrite the dots of such a suffix (``output.jsonl`` → ``output::jsonl``)."""
+        return f"{self.job.nodeid} {self.principle.code}"
 
     @functools.cached_property
     def location(self) -> tuple[str, int | None, str]:
@@ -348,7 +354,7 @@ class PrincipleItem(pytest.Item):
 
             rel = self.session._node_location_to_relpath(absolutepath(printable(str(self.path))))
             job.__dict__["_trajaudit_relpath"] = rel
-        return (rel, 0, f"{job.job_id}::{self.principle.code}")
+        return (rel, 0, self.domain)
 
     @property
     def ihook(self):  # type: ignore[override]

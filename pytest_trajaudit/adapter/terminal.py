@@ -4,7 +4,7 @@ An audit item's failure text is one line, ``P1: <reason>`` (or ``unusable input:
 summary shows ``FAILED <node id> - P1: <reason>``. Under ``--tb=line`` (the plugin's default, see plugin.py)
 pytest prints, for each failure, the report's text and then a "crash line": for a plain-string text that is its
 first 50 characters again, a truncated copy under every failure. :class:`LineRepr` gives the text a crash location
-(``<job file>:1: P1: <reason>``, the ``path:line: message`` form of pytest's own line mode) and stays silent on
+(``<job node id>:1: P1: <reason>``, the ``path:line: message`` form of pytest's own line mode) and stays silent on
 the terminal reporter's own writer in line mode, so each failure is exactly one line there; everywhere else
 (JUnit's failure body, CTRF's trace, an IDE's message, other ``--tb`` styles) it is the whole text.
 """
@@ -34,8 +34,8 @@ def one_line(report: Any, config: Any) -> None:
     if not report.failed or type(text) is not str:
         return
     rep = LineRepr(text)
-    path = report.location[0] if getattr(report, "location", None) else report.nodeid.split("::", 1)[0]
-    rep.reprcrash = ReprFileLocation(path, 1, text)
+    # the job's node id: its file, and for a record of a multi-record file also the record
+    rep.reprcrash = ReprFileLocation(report.nodeid.rsplit("::", 1)[0], 1, text)
     rep.quiet_on = None
     if report.when == "call" and config.option.tbstyle == "line":
         tr = config.pluginmanager.get_plugin("terminalreporter")
