@@ -1,5 +1,6 @@
-"""Group items: ``<root>::<task>::PASSK`` (pass^k across trials) and ``<root>::<task>::SB-2`` (skill impact),
-collected from folder names, run after every job item, serial and under xdist."""
+"""Group items: ``<first trial's file>::<task>::PASSK`` (pass^k across trials) and ``…::<task>::SB-2`` (skill
+impact), collected from folder names, run after every job item, serial and under xdist; ``<root>::<task>`` in
+verdicts."""
 
 from __future__ import annotations
 
@@ -177,9 +178,10 @@ def test_group_items_are_collected_per_task_with_documented_node_ids(pytester: p
     trial(root, "solo", 1, 1.0)
     result = run(pytester, root, "--collect-only", "-q")
     ids = [line for line in result.outlines if "::" in line]
-    assert "runs::alpha::PASSK" in ids and "runs::alpha::SB-2" in ids
-    assert not [i for i in ids if "solo::" in i and ("PASSK" in i or "SB-2" in i)]
-    assert ids[-2:] == ["runs::alpha::PASSK", "runs::alpha::SB-2"]  # after every job item
+    first = "runs/h/alpha__1/result.json"  # the group is anchored on its first trial's file
+    assert f"{first}::alpha::PASSK" in ids and f"{first}::alpha::SB-2" in ids
+    assert not [i for i in ids if "solo" in i and ("PASSK" in i or "SB-2" in i)]
+    assert ids[-2:] == [f"{first}::alpha::PASSK", f"{first}::alpha::SB-2"]  # after every job item
 
 
 def test_pass_hat_k_items_pass_flaky_strict_and_invalid(pytester: pytest.Pytester) -> None:
@@ -192,13 +194,13 @@ def test_pass_hat_k_items_pass_flaky_strict_and_invalid(pytester: pytest.Pyteste
     trial(root, "cheat", 1, 1.0)
     trial(root, "cheat", 2, 1.0, lines=CHEAT_LINES)  # P1 FAIL → INVALID → not delivered
     result = run(pytester, root, "-k", "PASSK")
-    assert outcome_of(result, "runs::good::PASSK") == "PASSED"
-    assert outcome_of(result, "runs::flaky::PASSK") == "WARN"
-    assert outcome_of(result, "runs::cheat::PASSK") == "WARN"
+    assert outcome_of(result, "::good::PASSK") == "PASSED"
+    assert outcome_of(result, "::flaky::PASSK") == "WARN"
+    assert outcome_of(result, "::cheat::PASSK") == "WARN"
     assert "1 INVALID counted as not delivered" in result.stdout.str()
     strict = run(pytester, root, "-k", "PASSK", "--trajaudit-strict-pass-k")
-    assert outcome_of(strict, "runs::flaky::PASSK") == "FAILED"
-    assert outcome_of(strict, "runs::good::PASSK") == "PASSED"
+    assert outcome_of(strict, "::flaky::PASSK") == "FAILED"
+    assert outcome_of(strict, "::good::PASSK") == "PASSED"
     strict.assert_outcomes(passed=1, failed=2)
 
 
@@ -210,8 +212,8 @@ def test_trials_option_makes_missing_and_duplicated_trials_an_error(pytester: py
     trial(root, "dup", 2, 1.0, rollout="dup__x")
     trial(root, "dup", 3, 1.0)
     result = run(pytester, root, "-k", "PASSK", "--trajaudit-trials=3")
-    assert outcome_of(result, "runs::short::PASSK") == "ERROR"
-    assert outcome_of(result, "runs::dup::PASSK") == "ERROR"
+    assert outcome_of(result, "::short::PASSK") == "ERROR"
+    assert outcome_of(result, "::dup::PASSK") == "ERROR"
     out = result.stdout.str()
     assert "short: 2 of 3 trial(s) found" in out and "trial dup__x recorded 2 times" in out
     assert run(pytester, root, "-k", "PASSK", "--trajaudit-trials=0").ret == pytest.ExitCode.USAGE_ERROR
@@ -226,8 +228,8 @@ def test_sb2_pairs_conditions_across_folders(pytester: pytest.Pytester) -> None:
         trial(root / "without", "sink", i, 1.0, mode="no-skills")
         trial(root / "with", "none", i, 1.0)
     result = run(pytester, root, "-k", "SB-2", "--trajaudit-report=out")
-    assert outcome_of(result, "runs::lift::SB-2") == "PASSED"
-    assert outcome_of(result, "runs::sink::SB-2") == "WARN"
+    assert outcome_of(result, "::lift::SB-2") == "PASSED"
+    assert outcome_of(result, "::sink::SB-2") == "WARN"
     result.assert_outcomes(passed=1, skipped=1, xfailed=1)  # "none" has no with/without pair: N/A
     assert "SB-2: no with-skills / without-skills pair with rewards (conditions seen: None)" in result.stdout.str()
     assert "Δ -100.0 pp hurt" in result.stdout.str()
@@ -253,7 +255,7 @@ def test_principles_option_selects_group_codes_and_markers_select_families(pytes
     none = run(pytester, root, "--trajaudit-principles=P4")
     assert "PASSK" not in none.stdout.str()
     fam = run(pytester, root, "-m", "skills", "--collect-only", "-q")
-    assert "runs::a::SB-2" in fam.stdout.str() and "runs::a::PASSK" not in fam.stdout.str()
+    assert "::a::SB-2" in fam.stdout.str() and "::a::PASSK" not in fam.stdout.str()
     bad = run(pytester, root, "--trajaudit-principles=PASSX")
     assert bad.ret == pytest.ExitCode.USAGE_ERROR and "PASSK" in bad.stderr.str()
 
@@ -319,4 +321,4 @@ def test_corpus_skillsbench_archive_group_items(pytester: pytest.Pytester, corpu
     assert by_code["PASSK"]["status"] == "WARN"
     entries = {e["condition"]: e for e in by_code["PASSK"]["data"]["pass_k"]}
     assert (entries["with-skills"]["n_success_raw"], entries["with-skills"]["n_error"]) == (5, 4)
-    assert outcome_of(result, "skillsbench-archive::3d-scan-calc::SB-2") == "PASSED"
+    assert outcome_of(result, "::3d-scan-calc::SB-2") == "PASSED"

@@ -142,7 +142,7 @@ def test_no_terminal_control_reaches_an_output(outputs: dict[str, str], control:
 
 def test_controls_are_shown_escaped_on_the_terminal(outputs: dict[str, str]) -> None:
     term = outputs["terminal"]
-    line = next(ln for ln in term.splitlines() if "[trajaudit] runs/controls::P2" in ln and "PASSED" in ln)
+    line = next(ln for ln in term.splitlines() if ln.startswith("runs/controls/result.json:1: P2: ") and "PASSED" in ln)
     assert "\\x1b[2K\\r\\x1b[32mPASSED" in line
     assert "\\u202e" in outputs["report.md"] or "\\x1b" in outputs["report.md"]
 

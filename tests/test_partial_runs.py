@@ -381,7 +381,7 @@ def test_custom_integrity_principle_invalidates_and_is_required(pytester: pytest
             "--trajaudit-principles=P1,P2,P11,P16,ORG-1"]
     result = pytester.runpytest(*base)
     result.stdout.fnmatch_lines(["2 job(s): 1 CLEAN, 1 INVALID", "PR verdict: REJECT — INVALID job: runs/netty",
-                                 "INVALID runs/netty: ORG-1 FAIL: #1 Bash: curl -s https://example.com/answers.json*"])
+                                 "INVALID runs/netty/result.json: ORG-1 FAIL: #1 Bash: curl -s https://example.com/answers.json*"])
     assert result.ret == 1
     result = pytester.runpytest(*base, "--deselect=runs/netty/result.json::ORG-1")
     result.stdout.fnmatch_lines(["PR verdict: INCOMPLETE — ORG-1 not run on 1 job (selection: --deselect …::ORG-1)"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -44,8 +45,9 @@ def test_examples_outcomes_and_verdicts(pytester: pytest.Pytester, runs: Path) -
         "*trajaudit verdicts*",
         "4 job(s): 1 CLEAN, 1 WARN, 1 INVALID, 1 ORACLE",
         "PR verdict: REJECT — INVALID job: runs/benchflow/citation-check__Cheat01",
-        "INVALID runs/benchflow/citation-check__Cheat01: P1 FAIL: *successful read of '/oracle/expected_answer.json'*then passed*",
-        "WARN    runs/benchflow/tictoc__Struggle01: P8 WARN: struggle*",
+        "INVALID runs/benchflow/citation-check__Cheat01/result.json: P1 FAIL: *successful read of "
+        "'/oracle/expected_answer.json'*then passed*",
+        "WARN    runs/benchflow/tictoc__Struggle01/result.json: P8 WARN: struggle*",
     ])
     assert result.ret == 1
 
@@ -65,7 +67,8 @@ def test_item_node_ids_and_markers(pytester: pytest.Pytester, runs: Path) -> Non
     result = _run(pytester, "--trajaudit=runs", "--co", "-q")
     ids = [ln for ln in result.stdout.lines if "::" in ln]
     assert len(ids) == 4 * N_PRINCIPLES + 2  # + the tictoc task group's PASSK and SB-2 (oracle + one trial)
-    assert ids[-2:] == ["runs::tictoc::PASSK", "runs::tictoc::SB-2"]
+    assert ids[-2:] == ["runs/benchflow/tictoc__Struggle01/result.json::tictoc::PASSK",
+                        "runs/benchflow/tictoc__Struggle01/result.json::tictoc::SB-2"]
     assert "runs/harbor-job/csv-stats__Clean01/result.json::P1" in ids
     assert "runs/benchflow/tictoc__Struggle01/result.json::P15" in ids
 
@@ -189,7 +192,9 @@ def test_readme_quick_start(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest(f"--trajaudit={examples / 'runs'}", f"--trajaudit-tasks={examples / 'tasks'}",
                                 "-p", "no:cacheprovider", "-p", "no:randomly")
     assert result.ret == 1
-    out = [ln.strip() for ln in result.outlines]
+    # a verdict line names the job by its node id, relative to the rootdir: here pytester's, in the README the
+    # repository's
+    out = [re.sub(r"^([A-Z]+ +)\S*?examples/runs/", r"\1examples/runs/", ln.strip()) for ln in result.outlines]
     for line in expected:
         if line.startswith("=") and " in " in line:  # the counts line: compare without the duration
             counts = line.strip("= ").rsplit(" in ", 1)[0]

@@ -152,9 +152,9 @@ def test_option_drives_the_rules_and_reports(pytester: pytest.Pytester, runs: Pa
     # A1: TG-1 FAIL (Bash); A2: TG-1 FAIL, TG-2 WARN (edit first), TG-3 WARN (4 failed makes), TG-4 WARN (5 > 4),
     # TG-5 WARN (Edit without Read); the task group's PASSK item (family rules) WARNs: A1 delivered, A2 did not
     result.assert_outcomes(failed=2, passed=4, xfailed=5)
-    assert "runs::fix-bug::PASSK" in result.stdout.str()
+    assert "::fix-bug::PASSK" in result.stdout.str()
     out = result.stdout.str()
-    assert "fix-bug__A2::TG-1: high forbidden_tool: forbidden tool 'Bash' used at step 2 (+3 more)" in out
+    assert "fix-bug__A2/result.json:1: TG-1: high forbidden_tool: forbidden tool 'Bash' used at step 2 (+3 more)" in out
     assert "TG-3: medium retry_storm: 'Bash' failed 4x in a row (> threshold 3)" in out
     assert "trace-grader runs: 1 corrupt-success, 1 fail | pass^k: 0/1 task group(s) PASS (FAIL: fix-bug 1/2)" in out
     assert result.ret == 1

@@ -74,7 +74,7 @@ def test_release_gate_fails_a_flaky_task_group(pytester: pytest.Pytester) -> Non
     copy_trial(CLEAN, root, "csv-stats__Clean02", source="tasks-no-skills", reward=0.0)
     result = run(pytester, "release_gate.ini", "--trajaudit=data", "-m", "PASSK")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["FAILED data::csv-stats::PASSK - *"])
+    result.stdout.fnmatch_lines(["FAILED data/csv-stats__Clean01/result.json::csv-stats::PASSK - PASSK: *"])
     [group] = json.loads((pytester.path / "trajaudit-gate" / "summary.json").read_text())["groups"]
     assert group["status"] == "FAIL"
     assert "pass^2 = 0 (1/2 trials delivered) [flaky: some trials delivered]" in group["evidence"]
@@ -115,8 +115,8 @@ def test_skillsbench_pr_review_requires_three_trials_per_group(pytester: pytest.
         copy_trial(CLEAN, jobs, f"csv-stats__W{i}", source="tasks")
     result = run(pytester, "skillsbench_pr_review.ini", "--trajaudit=jobs", "-m", "PASSK")
     assert result.ret == 1
-    result.stdout.fnmatch_lines(["ERROR jobs::csv-stats::PASSK - *"])
-    assert "jobs::csv-stats::PASSK: csv-stats: 2 of 3 trial(s) found" in result.stdout.str()
+    result.stdout.fnmatch_lines(["ERROR jobs/csv-stats__W1/result.json::csv-stats::PASSK - *"])
+    assert "PASSK: csv-stats: 2 of 3 trial(s) found" in result.stdout.str()
 
 
 # --- a principle written by a user ------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def test_custom_principle_plugin_adds_an_item_per_job(pytester: pytest.Pytester)
     result = run(pytester, "trajaudit.ini", "-p", "trajaudit_network", "--trajaudit=runs", "-m", "ORG-1", "-rA")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["PASSED runs/quiet/result.json::ORG-1", "FAILED runs/netty/result.json::ORG-1 - *"])
-    assert "runs/netty::ORG-1: #1 Bash: curl -s https://example.com/answers.json" in result.stdout.str()
+    assert "FAILED runs/netty/result.json::ORG-1 - ORG-1: #1 Bash: curl" in result.stdout.str()
     listed = run(pytester, "trajaudit.ini", "-p", "trajaudit_network", "--trajaudit=runs", "--co", "-q",
                  "--trajaudit-principles=ORG-1")
     assert [ln for ln in listed.outlines if "::" in ln] == ["runs/netty/result.json::ORG-1",
