@@ -136,7 +136,6 @@ class JobNode(pytest.File):
         self.loads = 0
         self.meta_sent = False  # an item's record already carried the job's meta (see PrincipleItem.setup)
         self.error: str | None = None  # known unusable before loading (a multi-record file that cannot be listed)
-        self.error_at: str | None = None  # the item that reported the job unusable in this process (one per job)
         self.prefetch: list[JobNode] = []  # jobs a judge item of this job loads ahead (plugin.py, in-process only)
 
     def collect(self):
@@ -239,8 +238,16 @@ class ContainerNode(JobNode):
             return
         for m in members:
             name = node_name(m)
-            yield JobNode.from_parent(self, path=self.path, name=name, nodeid=f"{self.nodeid}::{name}",
-                                      ref=member_ref(self.ref, m))
+            yield RecordNode.from_parent(self, path=self.path, name=name, nodeid=f"{self.nodeid}::{name}",
+                                         ref=member_ref(self.ref, m))
+
+
+class RecordNode(JobNode, pytest.Class):
+    """One record of a multi-record file: a job. It is also a ``pytest.Class`` for one reason: test explorers that
+    build their tree from paths (VS Code's ``vscode_pytest``) nest an item under its parent class, named by it, and
+    file every other item directly under its file, where each record's items would read ``P1``, ``P2``, … with
+    nothing naming the record. Nothing of ``pytest.Class`` runs: :meth:`JobNode.collect` comes first, and the
+    class's Python object is never asked for (``obj`` would raise AttributeError: there is no class)."""
 
 
 def _file_node(parent: pytest.Collector, f: Path, *, given: bool, max_file: int) -> JobNode | None:
@@ -294,12 +301,14 @@ class PrincipleItem(pytest.Item):
         if audit.error:
             rec.update(status="ERROR", error=audit.error, meta=audit.meta)
             self.record = rec
-            if self.job.error_at is None:  # one error per unusable job: its first item reports it
-                self.job.error_at = self.nodeid
+            # one error per unusable job, from its first selected item (the same item in every process, also when
+            # xdist splits the job); its other items are skipped, pointing at it, and their records still make
+            # the job ERROR
+            first = self.job.selected[0] if self.job.selected else self.principle.code
+            if self.principle.code == first:
                 raise UnusableJob(audit.error)
-            # the job's other items are skipped, pointing at that error; their records still make the job ERROR
-            rec["reported_at"] = self.job.error_at
-            raise pytest.skip.Exception(f"unusable input, reported at {self.job.error_at}", _use_item_location=True)
+            rec["reported_at"] = at = f"{self.job.nodeid}::{first}"
+            raise pytest.skip.Exception(f"unusable input, reported at {at}", _use_item_location=True)
         res = audit.resolve(self.principle.code)
         if res is not None and res.judge:
             rec["judge"] = res.judge

@@ -100,9 +100,15 @@ class Items:
 
 def ide_tree(items: list[pytest.Item]) -> tuple[dict[str, Path], set[str], list[str]]:
     """The keys of the tree a path-based test explorer builds (VS Code's python_files/vscode_pytest): a file node
-    per item's parent path, folder nodes for every directory above a file, a test per
-    ``<absolute path>::<node id after its path>``."""
-    files = {os.fspath(it.parent.path): it.parent.path for it in items}
+    per item's parent path (the class's parent for an item of a ``pytest.Class``), folder nodes for every directory
+    above a file, a test per ``<absolute path>::<node id after its path>``."""
+    def file_of(it: pytest.Item) -> Path:
+        node = it.parent
+        while isinstance(node, pytest.Class):
+            node = node.parent
+        return node.path
+
+    files = {os.fspath(file_of(it)): file_of(it) for it in items}
     folders = {os.fspath(d) for p in files.values() for d in p.parents}
     tests = [f"{os.fspath(it.path)}::{it.nodeid.split('::', 1)[1]}" for it in items]
     return files, folders, tests
@@ -122,9 +128,12 @@ def test_ide_discovery_properties(pytester: pytest.Pytester, monkeypatch: pytest
     assert len(set(tests)) == len(items)  # every test has its own place in the tree
     chains = [tuple(n.nodeid for n in it.listchain()[1:]) for it in items]
     assert len(set(chains)) == len(items)
-    for it in items:  # each record of a multi-record file is named by its record id, in its parent and its id
-        if it.path.name == "output.jsonl":
+    for it in items:  # each record of a multi-record file is a labelled node (an explorer nests a class's items
+        if it.path.name == "output.jsonl":  # under a node named by it) and is named in the item's node id
+            assert isinstance(it.parent, pytest.Class) and not isinstance(it.parent.parent, pytest.Class)
             assert it.parent.name in ("org__repo-1", "Q_1") and f"::{it.parent.name}::" in it.nodeid
+        else:
+            assert not isinstance(it.parent, pytest.Class)
     groups = [it for it in items if it.name == "PASSK"]
     assert [g.nodeid.split("::", 1)[0] for g in groups] == [f"{root}/grp/alpha__1/result.json"]
 
