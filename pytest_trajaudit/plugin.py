@@ -921,6 +921,8 @@ def plain_report_json(report: Any) -> dict[str, Any] | None:
     data = report.__dict__.copy()
     if "_id" in data:  # pytest ≥ 9.1 keeps the node id as an object and sends its string, as "nodeid"
         data["nodeid"] = str(data.pop("_id"))
+    if isinstance(data.get("longrepr"), str):  # adapter/terminal.LineRepr: its text, as pytest sends it
+        data["longrepr"] = str(data["longrepr"])
     if not all(type(v) in _PLAIN_TYPES for v in data.values()):
         return None
     if "result" in data:
