@@ -216,7 +216,7 @@ waivers:
 """)
     result = _run(pytester, f"--trajaudit-waivers={w}")
     result.stdout.fnmatch_lines([f"expired waiver: {STRUGGLE}::P8 (2001-01-01)",
-                                 f"WARN    {STRUGGLE}: P8 WARN: struggle*"])
+                                 f"WARN    {STRUGGLE}/result.json: P8 WARN: struggle*"])
     summary = _summary(pytester)
     assert summary["waivers"]["applied"] == [] and summary["waivers"]["stale"] == []
     assert [(e["job"], e["code"], e["expires"]) for e in summary["waivers"]["expired"]] == [
