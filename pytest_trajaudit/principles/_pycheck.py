@@ -11,6 +11,7 @@ line instead, more conservatively, and the result says so.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import textwrap
 from dataclasses import dataclass
@@ -509,25 +510,92 @@ _OPENERS = (("elif ", "if 0:\n    pass\n"), ("else", "if 0:\n    pass\n"), ("exc
             ("finally", "try:\n    pass\n"))
 
 
-def _parse_fragment(code: str) -> tuple[ast.Module, str] | None:
-    """Parse a file or an edit's fragment: as is (dedented), else repaired the ways fragments are cut (a first
-    line less indented than its body, a clause that continues a block, a header whose body is elsewhere)."""
-    text = textwrap.dedent(code)
-    tries = [text]
+# textwrap's own patterns (3.11): a line of only spaces/tabs, and a line's indentation before its first text
+_WS_ONLY = re.compile(r"^[ \t]+$", re.MULTILINE)
+_LEADING = re.compile(r"(^[ \t]*)(?:[^ \t\n])", re.MULTILINE)
+# with none of these (and ASCII text), "\n" is the only line break and " \t" the only whitespace inside a line, so
+# str.splitlines/str.strip agree with the line patterns below
+_ODD_SPACE = "\r\x0b\x0c\x1c\x1d\x1e\x1f"
+_FLUSH = re.compile(r"\n[^ \t\n]")  # a line after the first that starts with text (a literal prefix: a C search)
+_TEXT_LINE = re.compile(r"^(?=[ \t]*[^ \t\n])", re.MULTILINE)
+# the same as _WS_ONLY and _TEXT_LINE after the first line, starting with a literal "\n" (found by a C search rather
+# than tried at every position)
+_WS_ONLY_NEXT = re.compile(r"\n[ \t]+(?=\n|\Z)")
+_WS_ONLY_FIRST = re.compile(r"[ \t]+(?=\n|\Z)")
+_NL_TEXT = re.compile(r"\n(?=[^\n])")
+
+
+def _dedent(text: str) -> str:
+    """``textwrap.dedent(text)``, exactly: skipped where it cannot change anything (no line holds only spaces/tabs,
+    since such a line ends in one before its newline or the text's end, and the first line with text starts at
+    column 0), else its passes with the common margin taken in C (``os.path.commonprefix`` of the indentations:
+    textwrap's per-line loop computes the same longest common prefix)."""
+    if _blank_spaces(text):
+        m = _WS_ONLY_FIRST.match(text)
+        text = _WS_ONLY_NEXT.sub("\n", text[m.end():] if m else text)
+    if _flush(text):
+        return text
+    margin = os.path.commonprefix(_LEADING.findall(text))
+    return re.sub(r"(?m)^" + margin, "", text) if margin else text
+
+
+def _blank_spaces(text: str) -> bool:
+    """Some line may hold only spaces/tabs (such a line ends in one before its newline or the text's end)."""
+    return " \n" in text or "\t\n" in text or text.endswith((" ", "\t"))
+
+
+def _flush(text: str) -> bool:
+    """Some line holding text starts at column 0 (no common margin); also True for a text without any text line."""
+    head = text.lstrip("\n")
+    return not head or head[0] not in " \t" or bool(_FLUSH.search(text))
+
+
+def _plain(text: str) -> bool:
+    return text.isascii() and not any(c in text for c in _ODD_SPACE)
+
+
+def _indent(text: str, prefix: str) -> str:
+    """``textwrap.indent(text, prefix)``, exactly (its per-line loop in one substitution for plain text; where
+    every line without text is empty, after each newline that a character follows)."""
+    if not _plain(text):
+        return textwrap.indent(text, prefix)
+    if _blank_spaces(text):
+        return _TEXT_LINE.sub(prefix, text)
+    return (prefix if text[:1] not in ("", "\n") else "") + _NL_TEXT.sub("\n" + prefix, text)
+
+
+def _min_indent(text: str) -> int:
+    """The least indentation of the lines of ``text`` that hold text (``len(ln) - len(ln.lstrip())``)."""
+    if _plain(text):
+        return 0 if _flush(text) else min(map(len, _LEADING.findall(text)))
+    return min(len(ln) - len(ln.lstrip()) for ln in text.splitlines() if ln.strip())
+
+
+def _fragment_tries(text: str):
+    """The texts :func:`_parse_fragment` tries after ``text`` itself, built one at a time (each is a pass over the
+    fragment, and most fragments parse as they are)."""
     first, _, rest = text.partition("\n")
     if rest.strip():
-        tries.append(first.strip() + "\n" + textwrap.indent(textwrap.dedent(rest), "    "))
-        body = [ln for ln in rest.splitlines() if ln.strip()]
-        pad = min(len(ln) - len(ln.lstrip()) for ln in body)
-        tries.append(textwrap.dedent(" " * pad + first.strip() + "\n" + rest))  # a first line cut at its text
+        yield first.strip() + "\n" + _indent(_dedent(rest), "    ")
+        yield _dedent(" " * _min_indent(rest) + first.strip() + "\n" + rest)  # a first line cut at its text
     head = text.lstrip()
     for word, prefix in _OPENERS:
         if head.startswith(word):
-            tries.append(prefix + head)
+            yield prefix + head
     last = text.rstrip().rsplit("\n", 1)[-1]
     if last.endswith(":"):
-        tries.append(text.rstrip() + "\n" + " " * (len(last) - len(last.lstrip()) + 4) + "pass\n")
-    for t in tries:
+        yield text.rstrip() + "\n" + " " * (len(last) - len(last.lstrip()) + 4) + "pass\n"
+
+
+def _parse_fragment(code: str) -> tuple[ast.Module, str] | None:
+    """Parse a file or an edit's fragment: as is (dedented), else repaired the ways fragments are cut (a first
+    line less indented than its body, a clause that continues a block, a header whose body is elsewhere)."""
+    text = _dedent(code)
+    try:
+        return ast.parse(text), text
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        pass
+    for t in _fragment_tries(text):
         try:
             return ast.parse(t), t
         except (SyntaxError, ValueError, MemoryError, RecursionError):
