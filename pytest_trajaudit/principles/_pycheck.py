@@ -525,12 +525,13 @@ _WS_ONLY_FIRST = re.compile(r"[ \t]+(?=\n|\Z)")
 _NL_TEXT = re.compile(r"\n(?=[^\n])")
 
 
-def _dedent(text: str) -> str:
+def _dedent(text: str, spaces: bool = True) -> str:
     """``textwrap.dedent(text)``, exactly: skipped where it cannot change anything (no line holds only spaces/tabs,
     since such a line ends in one before its newline or the text's end, and the first line with text starts at
     column 0), else its passes with the common margin taken in C (``os.path.commonprefix`` of the indentations:
-    textwrap's per-line loop computes the same longest common prefix)."""
-    if _blank_spaces(text):
+    textwrap's per-line loop computes the same longest common prefix). ``spaces=False``: the caller knows no line
+    holds only spaces/tabs (a part of textwrap's own output), so that pass is not needed."""
+    if spaces and _blank_spaces(text):
         m = _WS_ONLY_FIRST.match(text)
         text = _WS_ONLY_NEXT.sub("\n", text[m.end():] if m else text)
     if _flush(text):
@@ -554,12 +555,12 @@ def _plain(text: str) -> bool:
     return text.isascii() and not any(c in text for c in _ODD_SPACE)
 
 
-def _indent(text: str, prefix: str) -> str:
+def _indent(text: str, prefix: str, spaces: bool = True) -> str:
     """``textwrap.indent(text, prefix)``, exactly (its per-line loop in one substitution for plain text; where
     every line without text is empty, after each newline that a character follows)."""
     if not _plain(text):
         return textwrap.indent(text, prefix)
-    if _blank_spaces(text):
+    if spaces and _blank_spaces(text):
         return _TEXT_LINE.sub(prefix, text)
     return (prefix if text[:1] not in ("", "\n") else "") + _NL_TEXT.sub("\n" + prefix, text)
 
@@ -573,11 +574,14 @@ def _min_indent(text: str) -> int:
 
 def _fragment_tries(text: str):
     """The texts :func:`_parse_fragment` tries after ``text`` itself, built one at a time (each is a pass over the
-    fragment, and most fragments parse as they are)."""
+    fragment, and most fragments parse as they are). ``text`` is dedented: none of its lines holds only
+    spaces/tabs."""
     first, _, rest = text.partition("\n")
     if rest.strip():
-        yield first.strip() + "\n" + _indent(_dedent(rest), "    ")
-        yield _dedent(" " * _min_indent(rest) + first.strip() + "\n" + rest)  # a first line cut at its text
+        yield first.strip() + "\n" + _indent(_dedent(rest, False), "    ", False)
+        first, pad = first.strip(), _min_indent(rest)
+        # a first line cut at its text; it holds only spaces when the cut left nothing of it
+        yield _dedent(" " * pad + first + "\n" + rest, not first and pad > 0)
     head = text.lstrip()
     for word, prefix in _OPENERS:
         if head.startswith(word):

@@ -571,3 +571,53 @@ def test_a_script_appending_to_the_solution():
     d = reconstruct(j.trajectory)
     assert d.files["/app/sol.py"].final() == HONEST_F + "import os\nos._exit(0)\n"
     assert p16(j).status == "FAIL"
+
+
+# --- the fragment parser's text helpers are textwrap's, exactly ------------------------------------------------
+
+_PIECES = [" ", "\t", "\n", "\n", "a", "b:", "#", "\r", "\x0c", "\x1f", "\u00a0", "\u2028", "if x:", "else:",
+           "elif y:", "  ", "    ", "(", ")", "return 1", "'''", "\\"]
+
+
+def _eager_tries(code: str) -> list[str]:
+    """What the fragment parser tries, in order, computed eagerly with textwrap (the reference)."""
+    import textwrap
+
+    from pytest_trajaudit.principles._pycheck import _OPENERS
+
+    text = textwrap.dedent(code)
+    tries = [text]
+    first, _, rest = text.partition("\n")
+    if rest.strip():
+        tries.append(first.strip() + "\n" + textwrap.indent(textwrap.dedent(rest), "    "))
+        pad = min(len(ln) - len(ln.lstrip()) for ln in rest.splitlines() if ln.strip())
+        tries.append(textwrap.dedent(" " * pad + first.strip() + "\n" + rest))
+    head = text.lstrip()
+    tries.extend(prefix + head for word, prefix in _OPENERS if head.startswith(word))
+    last = text.rstrip().rsplit("\n", 1)[-1]
+    if last.endswith(":"):
+        tries.append(text.rstrip() + "\n" + " " * (len(last) - len(last.lstrip()) + 4) + "pass\n")
+    return tries
+
+
+def test_fragment_text_helpers_equal_textwrap():
+    import textwrap
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_trajaudit.principles._pycheck import _dedent, _fragment_tries, _indent, _min_indent
+
+    @settings(max_examples=1000, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
+    def check(s: str) -> None:
+        assert _dedent(s) == textwrap.dedent(s)
+        assert _indent(s, "    ") == textwrap.indent(s, "    ")
+        if any(ln.strip() for ln in s.splitlines()):
+            assert _min_indent(s) == min(len(ln) - len(ln.lstrip()) for ln in s.splitlines() if ln.strip())
+        text = _dedent(s)
+        assert [text, *_fragment_tries(text)] == _eager_tries(s)
+
+    check()
+    # a fragment that only parses once repaired (a first line cut at its text) still does
+    assert analyse("x = 1\n        if x:\n            y = 2\n", Cases())[1]
