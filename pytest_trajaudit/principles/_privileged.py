@@ -364,12 +364,18 @@ def touches_of(job: Job, e: Event) -> tuple[list[Touch], PyFacts | None]:
         memo = job.cache["touches"] = {}
     known = memo.get(e.index)
     if known is None or known[0] is not e:
-        known = memo[e.index] = (e, event_touches(e))
+        shells = job.cache.get("shell_touches")
+        if not isinstance(shells, dict):
+            shells = job.cache["shell_touches"] = {}
+        known = memo[e.index] = (e, event_touches(e, shells))
     return known[1]
 
 
-def event_touches(e: Event) -> tuple[list[Touch], PyFacts | None]:
-    """What one tool call touches: its paths by kind (read/edit tools), its shell command or Python code."""
+def event_touches(e: Event, shells: dict[str, tuple[Touch, ...]] | None = None
+                  ) -> tuple[list[Touch], PyFacts | None]:
+    """What one tool call touches: its paths by kind (read/edit tools), its shell command or Python code.
+    ``shells``: the job's commands already parsed (a long run repeats its test command hundreds of times; a
+    :class:`Touch` is immutable, so the same ones serve every repeat)."""
     from ._bashast import READ as R
 
     out: list[Touch] = []
@@ -384,7 +390,12 @@ def event_touches(e: Event) -> tuple[list[Touch], PyFacts | None]:
             t, facts = python_facts(e.command, 0, "python tool")
             out.extend(t)
         else:
-            out.extend(shell_touches(e.command))
+            got = shells.get(e.command) if shells is not None else None
+            if got is None:
+                got = tuple(shell_touches(e.command))
+                if shells is not None:
+                    shells[e.command] = got
+            out.extend(got)
             if _PY_INLINE.search(e.command) and _FACT_HINT.search(e.command):
                 # python -c / heredoc code that may replace builtins or import a grader: its facts too
                 _t, facts = python_facts(_inline_code(e.command), 0, "python")

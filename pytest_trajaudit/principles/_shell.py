@@ -58,6 +58,8 @@ def write_targets(command: str) -> list[str]:
 # matters to a caller that never does.
 _WRITES: dict[str, tuple[str, ...]] = {}
 _FAILED: dict[int, tuple[str, bool]] = {}  # id(output) → (output, failed_by_output)
+# command → _writes.command_write_targets (P2 and P14 ask about every command; a long run repeats its commands)
+CMD_WRITES: dict[str, tuple[str, ...]] = {}
 _FOUND: dict[tuple[int, int], tuple[Event, needles.Found | None]] = {}  # (id(event), ACT/TEXT) → (event, scan)
 _MEMO_MAX = 65_536
 
@@ -66,6 +68,7 @@ def forget() -> None:
     """Drop what was remembered about the last job's commands, outputs and texts."""
     _WRITES.clear()
     _FAILED.clear()
+    CMD_WRITES.clear()
     _FOUND.clear()
 
 

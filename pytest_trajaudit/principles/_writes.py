@@ -23,7 +23,7 @@ import re
 
 from .. import linre
 from ..model import EDIT, EXECUTE, Event
-from ._shell import write_targets
+from ._shell import _MEMO_MAX, CMD_WRITES, write_targets
 
 _HEREDOC = re.compile(r"(?<!<)<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")
 _QUOTED = linre.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
@@ -95,12 +95,18 @@ def command_write_targets(command: str) -> list[str]:
     """Paths a shell command writes, with heredoc bodies and quoted code read as data (see the module doc)."""
     if not command:
         return []
-    shell, bodies = split_heredocs(command)
-    out = [t for t in write_targets(opaque_quotes(shell)) if path_like(t)]
-    for text in (shell, *bodies):
-        for rx in _PROGRAM_WRITERS:
-            out += [m.group(1) for m in rx.finditer(text) if path_like(m.group(1))]
-    return list(dict.fromkeys(out))
+    known = CMD_WRITES.get(command)  # remembered for the job being audited (_shell.forget)
+    if known is None:
+        shell, bodies = split_heredocs(command)
+        out = [t for t in write_targets(opaque_quotes(shell)) if path_like(t)]
+        for text in (shell, *bodies):
+            for rx in _PROGRAM_WRITERS:
+                out += [m.group(1) for m in rx.finditer(text) if path_like(m.group(1))]
+        known = tuple(dict.fromkeys(out))
+        if len(CMD_WRITES) >= _MEMO_MAX:
+            CMD_WRITES.clear()
+        CMD_WRITES[command] = known
+    return list(known)
 
 
 def call_write_targets(e: Event) -> list[str]:
