@@ -272,6 +272,13 @@ def _from_parametrize(cases: Cases, text: str) -> None:
 _NEEDS = ("assert", "parametrize", ">>>", "xpected")
 
 
+def _may_hold_cases(text: str) -> bool:
+    """``any(n in text for n in _NEEDS)``, with a one-character search (memchr) before each of the rarer needles:
+    most texts lack one of ``z``, ``>`` or ``x``, and a character search is several times faster than a word's."""
+    return "assert" in text or ("z" in text and "parametrize" in text) or (">" in text and ">>>" in text) or \
+        ("x" in text and "xpected" in text)
+
+
 def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
     """Every (inputs → expected) case the texts show."""
     cases = cases if cases is not None else Cases()
@@ -283,7 +290,7 @@ def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
         if len(done) < MAX_SEEN:
             done.add(text)
         text = text[:MAX_TEXT]
-        if not any(n in text for n in _NEEDS):  # none of the extractions below can find anything
+        if not _may_hold_cases(text):  # none of the extractions below can find anything
             continue
         text = strip_line_numbers(text)
         if "assert" in text:
