@@ -488,3 +488,41 @@ def test_devops_and_ml_task_files_are_not_privileged(command):
     j = acp_job(user("Get the service running on port 8080."), sh("ls /app /app/config /app/secrets", "..."),
                 sh(command, "{...}"))
     assert p1(j).status == "PASS" and p2(j).status == "PASS"
+
+
+def test_a_repeated_command_is_parsed_once_per_job(monkeypatch):
+    """A long run repeats its test command: its shell syntax tree is read once per job, and every repeat gets the
+    same touches as a fresh parse (a second job parses it again)."""
+    from pytest_trajaudit.principles import _privileged
+
+    calls: list[str] = []
+
+    def counting(script: str, *a: object, **kw: object):
+        calls.append(script)
+        return shell_touches(script, *a, **kw)
+
+    monkeypatch.setattr(_privileged, "shell_touches", counting)
+    cmd = "cat /tests/answers.txt | grep -c B > /tmp/out.txt"
+    lines = [sh(cmd, "3"), sh("ls", "a b"), sh(cmd, "3"), sh(cmd, "3")]
+    j = acp_job(*lines)
+    calls_of = [e for e in j.trajectory.events if e.command]
+    got = [_privileged.touches_of(j, e)[0] for e in calls_of]
+    assert calls.count(cmd) == 1 and calls.count("ls") == 1
+    assert got[0] == got[2] == got[3] == shell_touches(cmd) and got[0]
+    assert got[0] == _privileged.event_touches(calls_of[2])[0]  # without the job's memo: the same touches
+    other = acp_job(*lines)
+    _privileged.touches_of(other, next(e for e in other.trajectory.events if e.command))
+    assert calls.count(cmd) == 3
+
+
+def test_command_write_targets_are_remembered_for_the_job_only():
+    from pytest_trajaudit.principles import _shell, _writes
+
+    cmd = "python gen.py > out.txt && cp out.txt /app/result.txt"
+    first = _writes.command_write_targets(cmd)
+    assert first == ["out.txt", "/app/result.txt"]
+    assert cmd in _shell.CMD_WRITES
+    first.append("mutated by a caller")
+    assert _writes.command_write_targets(cmd) == ["out.txt", "/app/result.txt"]  # a fresh list each time
+    _shell.forget()
+    assert not _shell.CMD_WRITES
