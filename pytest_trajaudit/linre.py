@@ -140,19 +140,19 @@ class Pattern:
         return string
 
     def search(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
-        return self.rx.search(self._text(string), pos, endpos)
+        return _first(self.rx, _UNANCHORED, self._text(string), pos, endpos)
 
     def match(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
-        return self.rx.match(self._text(string), pos, endpos)
+        return _first(self.rx, _ANCHOR_START, self._text(string), pos, endpos)
 
     def fullmatch(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
-        return self.rx.fullmatch(self._text(string), pos, endpos)
+        return _first(self.rx, _ANCHOR_BOTH, self._text(string), pos, endpos)
 
     def finditer(self, string: str, pos: int = 0, endpos: int | None = None) -> Iterator[Any]:
         """Python's sequence of matches. (google-re2's own iterator can report an empty match at the end of the
         text twice: the repeat is dropped.)"""
         last = None
-        for m in self.rx.finditer(self._text(string), pos, endpos):
+        for m in _matches(self.rx, self._text(string), pos, endpos):
             span = m.span()
             if span == last and span[0] == span[1]:
                 continue
@@ -192,6 +192,53 @@ class Pattern:
         return pieces
 
 
+# google-re2's wrapper (``_Regexp._match``) encodes a str to UTF-8 and converts every offset between characters
+# and bytes, with a few Python objects per match. In ASCII text a character is a byte: the functions below make
+# the same call into RE2 and build the same match object, without the conversions (a str's isascii() is a flag
+# lookup). Any other text goes through the wrapper.
+_UNANCHORED = _ANCHOR_START = _ANCHOR_BOTH = None
+if _re2 is not None:
+    _UNANCHORED, _ANCHOR_START, _ANCHOR_BOTH = (_re2._Anchor.UNANCHORED, _re2._Anchor.ANCHOR_START,
+                                                 _re2._Anchor.ANCHOR_BOTH)
+_NULL_SPAN = (-1, -1)
+
+
+def _bounds(text: str, pos: int | None, endpos: int | None) -> tuple[int, int]:
+    n = len(text)
+    return (0 if pos is None else max(0, min(pos, n))), (n if endpos is None else max(0, min(endpos, n)))
+
+
+def _first(rx: Any, anchor: Any, text: str, pos: int | None, endpos: int | None) -> Any:
+    """``rx.search``/``match``/``fullmatch`` (by ``anchor``) of google-re2, for ASCII text without the wrapper."""
+    if not text.isascii():
+        return next(rx._match(anchor, text, pos, endpos), None)
+    pos, endpos = _bounds(text, pos, endpos)
+    if pos > endpos:
+        return None
+    spans = rx._regexp.Match(anchor, text.encode(), pos, endpos)
+    return None if spans[0] == _NULL_SPAN else _re2._Match(rx, text, pos, endpos, spans)
+
+
+def _matches(rx: Any, text: str, pos: int | None, endpos: int | None) -> Iterator[Any]:
+    """``rx.finditer`` of google-re2 (its loop: after an empty match the search moves on one character), for ASCII
+    text without the wrapper."""
+    if not text.isascii():
+        yield from rx.finditer(text, pos, endpos)
+        return
+    pos, endpos = _bounds(text, pos, endpos)
+    if pos > endpos:
+        return
+    data, regexp, at = text.encode(), rx._regexp, pos
+    while True:
+        spans = regexp.Match(_UNANCHORED, data, at, endpos)
+        if spans[0] == _NULL_SPAN:
+            return
+        yield _re2._Match(rx, text, pos, endpos, spans)
+        if at == endpos:
+            return
+        at = at + 1 if at == spans[0][1] else spans[0][1]
+
+
 class _DollarPattern(Pattern):
     """A pattern with a ``$`` outside multi-line mode: RE2's matches turned back into Python's (see :class:`_Match`).
     After a match that ended before the final newline, the rest of the text (that newline) is searched by
@@ -200,13 +247,13 @@ class _DollarPattern(Pattern):
     __slots__ = ()
 
     def search(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
-        return self._wrap(self.rx.search(self._text(string), pos, endpos), string, pos, endpos)
+        return self._wrap(_first(self.rx, _UNANCHORED, self._text(string), pos, endpos), string, pos, endpos)
 
     def match(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
-        return self._wrap(self.rx.match(self._text(string), pos, endpos), string, pos, endpos)
+        return self._wrap(_first(self.rx, _ANCHOR_START, self._text(string), pos, endpos), string, pos, endpos)
 
     def fullmatch(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
-        m = self._wrap(self.rx.fullmatch(self._text(string), pos, endpos), string, pos, endpos)
+        m = self._wrap(_first(self.rx, _ANCHOR_BOTH, self._text(string), pos, endpos), string, pos, endpos)
         return None if m is not None and m.cut is not None else m  # Python's `$` cannot end a full match early
 
     def finditer(self, string: str, pos: int = 0, endpos: int | None = None) -> Iterator[Any]:

@@ -228,3 +228,35 @@ def test_equal_matches_on_the_corpus(corpus: Path) -> None:
 
 def first(rx: Any, text: str, n: int = 20) -> list[tuple[Any, ...]]:
     return [(m.span(), m.groups()) for m in itertools.islice(rx.finditer(text), n)]
+
+
+def _described(m: Any) -> Any:
+    if m is None:
+        return None
+    return (m.span(), m.groups(), [m.span(g) for g in range(m.re.groups + 1)], m.pos, m.endpos, m.string)
+
+
+@pytest.mark.parametrize(("pattern", "flags"), [
+    (r"a*", 0), (r"(a)|(b)", 0), (r"\bx\w*", 0), (r"^(\w+)=(.*)$", re.M), (r"(?P<n>\d+)?-", 0), (r"", 0),
+    (r"assert\s+(.+)$", re.M), (r"[^\n]*", 0),
+])
+def test_ascii_text_takes_the_same_matches_as_the_re2_wrapper(pattern: str, flags: int) -> None:
+    """On ASCII text linre calls RE2 without google-re2's offset conversions: the same matches, positions and
+    match objects as the wrapper's own search/match/fullmatch/finditer, for every pos/endpos (and non-ASCII text
+    still goes through the wrapper)."""
+    rx = linre.compile(pattern, flags)
+    assert isinstance(rx, linre.Pattern) and not isinstance(rx, linre._DollarPattern)
+    for text in ("", "a", "xab a=1\nbb=\n  assert x == 1\nxa", "b-12-3-aaa-", "caf\u00e9 a=\u00e9\nb"):
+        for pos, endpos in ((0, None), (1, None), (2, len(text) - 1), (3, 2), (-5, 99), (len(text), None)):
+            for name in ("search", "match", "fullmatch"):
+                ours = getattr(rx, name)(text, pos, endpos)
+                theirs = getattr(rx.rx, name)(text, pos, endpos)
+                assert _described(ours) == _described(theirs), (name, text, pos, endpos)
+            ours_all = [_described(m) for m in rx.finditer(text, pos, endpos)]
+            theirs_all, last = [], None  # the wrapper's sequence, its repeated empty match at the end dropped
+            for m in rx.rx.finditer(text, pos, endpos):
+                if m.span() == last and m.span()[0] == m.span()[1]:
+                    continue
+                last = m.span()
+                theirs_all.append(_described(m))
+            assert ours_all == theirs_all, (text, pos, endpos)
