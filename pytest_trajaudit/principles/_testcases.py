@@ -285,14 +285,16 @@ def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
     done: set[str] = set()  # texts and assertion lines already parsed (a test file read ten times, a failure
     #                         printed on every run): each parsed once
     for text in texts:
-        if not text or len(cases) >= MAX_CASES or text in done:
+        if not text or len(cases) >= MAX_CASES:
+            continue
+        head = text[:MAX_TEXT]
+        if not _may_hold_cases(head):  # none of the extractions below can find anything (nor in a repeat of it)
+            continue
+        if text in done:  # (a repeat adds nothing either way: Cases.add ignores a case it holds)
             continue
         if len(done) < MAX_SEEN:
             done.add(text)
-        text = text[:MAX_TEXT]
-        if not _may_hold_cases(text):  # none of the extractions below can find anything
-            continue
-        text = strip_line_numbers(text)
+        text = strip_line_numbers(head)
         if "assert" in text:
             for rx, parse in ((_ASSERT_LINE, _from_assert), (_ASSERT_EQ, _from_assert_equal)):
                 for m in rx.finditer(text):
