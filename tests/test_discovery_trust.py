@@ -90,7 +90,7 @@ def test_planted_run_folder_inside_the_cheating_job_keeps_it_audited(pytester: p
     result.stdout.fnmatch_lines([
         "4 job(s): 1 CLEAN, 1 WARN, 1 INVALID, 1 ORACLE",
         "PR verdict: REJECT — INVALID job: runs/benchflow/citation-check__Cheat01",
-        "INVALID runs/benchflow/citation-check__Cheat01: P1 FAIL:*",
+        "INVALID runs/benchflow/citation-check__Cheat01/result.json: P1 FAIL:*",
     ])
     assert "runs/benchflow/citation-check__Cheat01/oracle" not in result.stdout.str().replace(
         "runs/benchflow/citation-check__Cheat01/oracle ", "")

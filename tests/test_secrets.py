@@ -131,7 +131,7 @@ def test_no_secret_reaches_any_output(pytester: pytest.Pytester) -> None:
     term = outputs["terminal"]
     assert "FAILED runs/leaky__1/result.json::P1" in term and "FAILED runs/leaky__1/result.json::P2" in term
     assert "<REDACTED>" in term and "<REDACTED>" in outputs["rep/summary.json"]
-    assert "runs/broken__1: unusable input" in term
+    assert "ERROR runs/broken__1/result.json::P1 - unusable input" in term
     leaks = [(where, name) for where, text in outputs.items() for name, needle in NEEDLES.items() if needle in text]
     assert not leaks, leaks
 

@@ -178,5 +178,5 @@ def test_p1_task_aware_read_makes_the_pr_rejected(pytester: pytest.Pytester, lay
     result = _run(pytester, "--trajaudit=runs", "--trajaudit-tasks=tasks", CODES)
     result.stdout.fnmatch_lines([
         "PR verdict: REJECT — INVALID job: runs/demo__D",
-        "INVALID runs/demo__D: P1 FAIL: *successful read of '/solution/solve.sh'*then passed (reward 1.0)*",
+        "INVALID runs/demo__D/result.json: P1 FAIL: *successful read of '/solution/solve.sh'*then passed (reward 1.0)*",
     ])

@@ -108,7 +108,7 @@ def test_unusable_layout_errors_the_adv_items_only(pytester: pytest.Pytester, tr
     result = _run(pytester, "--trajaudit=runs/demo__clean", "--trajaudit-tasks=tasks", "-rA",
                   "--trajaudit-principles=P1,ADV-3,ADV-4", "--trajaudit-report=rep")
     result.assert_outcomes(passed=1, errors=2)
-    result.stdout.fnmatch_lines(["*ERROR at setup of demo__clean::ADV-3*",
+    result.stdout.fnmatch_lines(["*ERROR at setup of runs/demo__clean/result.json ADV-3*",
                                  "*unusable input: *tasks/demo/advisor: advisor/ is a symlink (never followed)*"])
     audit = json.loads(next((tree / "rep" / "jobs").rglob("audit-*.json")).read_text())
     assert audit["advisor"]["verdict"] is None and "symlink" in audit["advisor"]["error"]
