@@ -48,14 +48,14 @@ def test_per_job_shortcuts_give_what_pytest_gives(pytester: pytest.Pytester, run
     hook proxy (looked up once per job after collection) equal pytest's own for every item of the examples."""
     from _pytest.nodes import Item
 
+    from pytest_trajaudit.adapter.protocol import flat_keywords
     from pytest_trajaudit.nodes import PrincipleItem
-    from pytest_trajaudit.plugin import _flat_keywords
 
     items = [i for i in pytester.inline_genitems("-p", "no:cacheprovider", "--trajaudit=runs",
                                                  "--trajaudit-tasks=tasks")[0] if isinstance(i, PrincipleItem)]
     assert len(items) > 100
     for item in items:
-        flat = _flat_keywords(item)
+        flat = flat_keywords(item)
         theirs = {k: item.keywords[k] for k in item.keywords}  # NodeKeywords: own first, nearest node wins
         assert flat == theirs and list(flat) == list(theirs)
         assert item.location == Item.location.func(item)  # type: ignore[attr-defined]
@@ -244,7 +244,7 @@ def test_the_cyclic_collector_pauses_for_a_job_and_comes_back_as_it_was(monkeypa
         (gc.enable if was else gc.disable)()
 
 def test_reports_packed_for_xdist_arrive_whole(pytester: pytest.Pytester, runs: Path) -> None:
-    """Audit items' reports cross from the workers as one JSON string each (plugin.py): what the controller
+    """Audit items' reports cross from the workers as one JSON string each (adapter/xdist.py): what the controller
     rebuilds gives the same JUnit testcases (properties from the teardown report, skip reasons from the
     (path, line, reason) tuple), the same -rsx lines and the same outcomes as a serial run."""
     pytest.importorskip("xdist")
@@ -601,7 +601,7 @@ class _FakeConfig:
 
 def test_audit_scheduler_keeps_jobs_whole_and_one_ahead() -> None:
     pytest.importorskip("xdist")
-    from pytest_trajaudit.plugin import audit_scope_scheduling
+    from pytest_trajaudit.adapter.xdist import audit_scope_scheduling
 
     cls = audit_scope_scheduling()
     assert cls.__name__ == "AuditScopeScheduling"
@@ -676,12 +676,12 @@ def test_collection_classifies_each_directory_once(pytester: pytest.Pytester, ru
 
 
 def test_plain_reports_serialize_as_pytest_serializes_them(pytester: pytest.Pytester, runs: Path) -> None:
-    """plugin.plain_report_json skips pytest's PathLike check for reports of plain values; what it returns is
+    """adapter.xdist.plain_report_json skips pytest's PathLike check for reports of plain values; what it returns is
     what pytest's own hook returns (keys in the same order), for every report of an audit (PASS, FAIL, WARN, N/A,
     PASSK), and it declines the rest (a Python error's traceback repr, another report class)."""
     from _pytest.reports import pytest_report_to_serializable as pytests_own
 
-    from pytest_trajaudit.plugin import plain_report_json
+    from pytest_trajaudit.adapter.xdist import plain_report_json
 
     rec = pytester.inline_run("-p", "no:cacheprovider", "--trajaudit=runs", "--trajaudit-tasks=tasks")
     reports = [r for r in rec.getreports("pytest_runtest_logreport")]

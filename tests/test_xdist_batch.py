@@ -233,7 +233,7 @@ def test_the_fast_path_queues_what_xdist_queues(pytester: pytest.Pytester) -> No
     from xdist.remote import serialize_warning_message
     from xdist.workermanage import WorkerController
 
-    from pytest_trajaudit import plugin
+    from pytest_trajaudit.adapter import xdist as plugin_xdist
 
     pytester.makepyfile(test_sample=SAMPLE)
     rec = pytester.inline_run("-p", "no:cacheprovider")
@@ -255,7 +255,7 @@ def test_the_fast_path_queues_what_xdist_queues(pytester: pytest.Pytester) -> No
 
     queue: list = []
     node = _controller(config, queue)
-    assert plugin._xdist_own_queueing(node)
+    assert plugin_xdist.xdist_own_queueing(node)
     for event in marshal.loads(blob):
         node.process_from_remote(tuple(event))
     xdist_entries = [_entry(config, e) for e in queue]
@@ -270,7 +270,7 @@ def test_the_fast_path_queues_what_xdist_queues(pytester: pytest.Pytester) -> No
     assert any(n == "testreport" and dict(kw)["rep"][1]["outcome"] == "failed"
                and isinstance(dict(kw)["rep"][1]["longrepr"], dict) for n, kw in fast)  # a traceback repr
 
-    assert not plugin._xdist_own_queueing(_controller(config, [], debug=True))
+    assert not plugin_xdist.xdist_own_queueing(_controller(config, [], debug=True))
 
     class Own(WorkerController):
         def process_from_remote(self, eventcall):  # type: ignore[override]
@@ -278,7 +278,7 @@ def test_the_fast_path_queues_what_xdist_queues(pytester: pytest.Pytester) -> No
 
     mine = Own.__new__(Own)
     mine.log = _controller(config, []).log
-    assert not plugin._xdist_own_queueing(mine)
+    assert not plugin_xdist.xdist_own_queueing(mine)
 
 
 def test_an_event_the_fast_path_cannot_convert_goes_to_xdist() -> None:
@@ -466,13 +466,13 @@ def test_a_reporter_writing_anywhere_else_is_left_alone(tmp_path: Path) -> None:
     import os
     from types import SimpleNamespace
 
-    from pytest_trajaudit.plugin import _writes_to_devnull
+    from pytest_trajaudit.adapter.xdist import writes_to_devnull
 
     with open(os.devnull, "w") as null, open(tmp_path / "out.txt", "w") as real:
-        assert _writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=null)))
-        assert not _writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=real)))
-    assert not _writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=real)))  # closed
-    assert not _writes_to_devnull(SimpleNamespace())
+        assert writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=null)))
+        assert not writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=real)))
+    assert not writes_to_devnull(SimpleNamespace(_tw=SimpleNamespace(_file=real)))  # closed
+    assert not writes_to_devnull(SimpleNamespace())
 
 
 CRASHY = (
