@@ -136,7 +136,7 @@ class JobNode(pytest.File):
         self.loads = 0
         self.meta_sent = False  # an item's record already carried the job's meta (see PrincipleItem.setup)
         self.error: str | None = None  # known unusable before loading (a multi-record file that cannot be listed)
-        self.prefetch: list[JobNode] = []  # jobs a judge item of this job loads ahead (plugin.py, in-process only)
+        self.prefetch: list[JobNode] = []  # jobs a judge item of this job loads ahead (adapter/collect.py, in-process only)
 
     def collect(self):
         state = self.config.stash[STATE_KEY]
@@ -201,7 +201,7 @@ class JobNode(pytest.File):
         return self._audit
 
     def release(self) -> None:
-        """Drop the job's audit. With judges configured, its judge items run after every other item (plugin.py):
+        """Drop the job's audit. With judges configured, its judge items run after every other item (adapter/collect.py):
         until they have, the job keeps only their small state (meta, futures, finish, or their mechanical results)."""
         if self._audit is None:
             return
@@ -359,9 +359,9 @@ class PrincipleItem(pytest.Item):
         job = self.job
         rel = job.__dict__.get("_trajaudit_relpath")
         if rel is None:
-            from _pytest.pathlib import absolutepath
+            from .adapter._compat import node_relpath
 
-            rel = self.session._node_location_to_relpath(absolutepath(printable(str(self.path))))
+            rel = node_relpath(self.session, printable(str(self.path)))
             job.__dict__["_trajaudit_relpath"] = rel
         return (rel, 0, self.domain)
 
@@ -464,7 +464,7 @@ def _outcome(item: Any, rec: dict[str, Any], where: str, location: str) -> None:
     """Map a record's status onto the item's outcome: FAIL raises, WARN warns (made xfailed at makereport),
     N/A is made skipped at makereport, PASS returns."""
     if (rec.get("waiver") or {}).get("applied"):
-        return  # waived (plugin.py decided at setup): skipped at makereport, neither failed nor warned
+        return  # waived (adapter/outcomes.py decided at setup): skipped at makereport, neither failed nor warned
     status, evidence = rec.get("status"), clean(rec.get("evidence", ""))  # clean already: kept as a last guard
     code = rec.get("code", "")
     msg = f"{code}: {evidence}"
@@ -476,7 +476,7 @@ def _outcome(item: Any, rec: dict[str, Any], where: str, location: str) -> None:
         warnings.warn_explicit(TrajauditWarning(f"{where.rsplit('::', 1)[0]}::{msg}"), TrajauditWarning, location, 0)
         return
     if status == "N/A":
-        # made skipped at makereport (plugin.py), located at the item like pytest.skip(_use_item_location=True),
+        # made skipped at makereport (adapter/outcomes.py), located at the item like pytest.skip(_use_item_location=True),
         # without raising: no traceback to build for the most common outcome
         item.na_msg = f"N/A: {msg}"
 
@@ -490,7 +490,7 @@ def _in_shard(config: pytest.Config, ref: JobRef) -> bool:
     return in_shard(ref, config.stash[STATE_KEY].roots, shard)
 
 
-# set by plugin.py (kept here so nodes and plugin share one key without a circular import)
+# set by adapter/configure.py (kept here so nodes and the adapter share one key without a circular import)
 STATE_KEY = pytest.StashKey["Any"]()
 SHARD_KEY = pytest.StashKey["Any"]()  # shard.Shard of --trajaudit-shard, absent when not sharded
-COLLECTED_KEY = pytest.StashKey[bool]()  # in Session.stash: collection is over (plugin.py)
+COLLECTED_KEY = pytest.StashKey[bool]()  # in Session.stash: collection is over (adapter/collect.py)

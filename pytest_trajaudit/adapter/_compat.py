@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+# a failure's crash location (adapter/terminal.py); pytest imports this module at ``import pytest`` already
+from _pytest._code.code import ReprFileLocation as ReprFileLocation
+
 TESTED = {"pytest": ("9.2",), "pytest-xdist": ("3.8",)}
 
 # --- pytest ---------------------------------------------------------------------------------------------------
@@ -65,9 +68,32 @@ def terminal_reporter_class() -> type:
     return TerminalReporter
 
 
+def terminal_writer(tr: Any) -> Any:
+    """A terminal reporter's ``TerminalWriter`` (``TerminalReporter._tw``), None if it has none."""
+    return getattr(tr, "_tw", None)
+
+
 def terminal_file(tr: Any) -> Any:
     """The file a terminal reporter writes to (``TerminalReporter._tw._file``)."""
     return tr._tw._file
+
+
+# ``Node._repr_failure_py``: pytest renders setup errors through it rather than ``repr_failure``; nodes.py's
+# items override it to keep an unusable job's error to one line.
+NODE_OVERRIDES = ("_repr_failure_py",)
+
+
+def node_relpath(session: pytest.Session, path: str) -> str:
+    """What ``Item.location`` makes of a path: relative to the rootdir (``Session._node_location_to_relpath`` of
+    ``_pytest.pathlib.absolutepath``)."""
+    from _pytest.pathlib import absolutepath
+
+    return session._node_location_to_relpath(absolutepath(path))
+
+
+def junit_node(xml: Any, report: Any) -> Any:
+    """The JUnit ``<testcase>`` reporter of ``report`` (``LogXML.node_reporter``), to append elements to."""
+    return xml.node_reporter(report)
 
 
 def report_id_field() -> str:

@@ -41,7 +41,9 @@ def junit_system_out(xml: Any, report: Any, rec: dict[str, Any]) -> None:
     status = rec.get("status") or "ERROR"
     node = ET.Element("system-out")
     node.text = "trajaudit: " + item_text(status, rec.get("code", ""), rec.get("evidence") or rec.get("error") or "")
-    xml.node_reporter(report).append(node)
+    from ._compat import junit_node
+
+    junit_node(xml, report).append(node)
 
 
 def ctrf_statuses(doc: dict[str, Any], items: dict[str, dict[str, Any]]) -> None:

@@ -77,10 +77,12 @@ def widen_base(config: Any, paths: list[Path]) -> None:
     to an argument, so an argument outside it is collected from its own path alone, and a node id inside it could
     not be matched. While auditing, conftest files are never loaded (``--noconftest`` is forced), so the base has
     no other role."""
+    from . import _compat
+
     pm = config.pluginmanager
-    base = getattr(pm, "_confcutdir", None)
+    base = _compat.confcutdir(pm)
     if base is None:
         return
     outside = [p for p in paths if p != base and base not in p.parents]
     if outside:
-        pm._confcutdir = Path(os.path.commonpath([str(base), *(str(p) for p in outside)]))
+        _compat.set_confcutdir(pm, Path(os.path.commonpath([str(base), *(str(p) for p in outside)])))

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from _pytest._code.code import ReprFileLocation
+from ._compat import ReprFileLocation, terminal_writer
 
 
 class LineRepr(str):
@@ -39,5 +39,5 @@ def one_line(report: Any, config: Any) -> None:
     rep.quiet_on = None
     if report.when == "call" and config.option.tbstyle == "line":
         tr = config.pluginmanager.get_plugin("terminalreporter")
-        rep.quiet_on = getattr(tr, "_tw", None)
+        rep.quiet_on = terminal_writer(tr)
     report.longrepr = rep
