@@ -18,7 +18,7 @@ unchanged, plus two optional sections of this plugin's own:
 
 Unlike the original (fail-open: a missing or broken file silently falls back to defaults), every problem is
 an error naming the file and the key: a missing or unreadable file, invalid YAML, a duplicated or unknown
-key, a value of the wrong type. Pure: raises :class:`RulesFileError`; ``plugin.py`` turns it into a usage
+key, a value of the wrong type. Pure: raises :class:`RulesFileError`; the adapter (configure.py) turns it into a usage
 error.
 """
 

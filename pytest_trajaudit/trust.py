@@ -6,7 +6,7 @@ two the whole enclosing job is agent-writable, not only the path given: a ``pyte
 trajectory, or in the job above ``job/agent``, is as hostile as one inside the path itself.
 
 :func:`audited_tree` gives that agent-writable top for one audit path; the plugin refuses a pytest config file or
-rootdir inside any of them (plugin.py), and the ``trajaudit`` command starts pytest from a directory above all of
+rootdir inside any of them (adapter/), and the ``trajaudit`` command starts pytest from a directory above all of
 them (cli.py).
 """
 

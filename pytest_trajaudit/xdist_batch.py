@@ -14,7 +14,7 @@ Both ends must agree: the controller offers batching in the worker's ``workerinp
 version), and a worker batches only when it is offered the version it writes, so a worker without this module (an
 older install behind ``--tx``) or with another format simply sends events one by one.
 
-No pytest here (plugin.py wires it in). The worker is our own process: what it sends is as trusted as what
+No pytest here (adapter/xdist.py wires it in). The worker is our own process: what it sends is as trusted as what
 xdist itself sends, the audited files never reach ``marshal`` other than as strings inside reports."""
 
 from __future__ import annotations

@@ -258,3 +258,26 @@ def test_an_empty_audit_root_is_collected_and_says_no_job_found(pytester: pytest
     assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
     result.stdout.fnmatch_lines(["0 job(s) audited: no job found under *runs*"])
     assert "not found" not in result.stdout.str().replace("no job found", "")
+
+
+def test_rollup_lives_on_the_controller_for_one_run(pytester: pytest.Pytester, runs: Path) -> None:
+    """The roll-up is one plugin object under ROLLUP_KEY, registered at configure and gone after unconfigure."""
+    from pytest_trajaudit.adapter.rollup import ROLLUP_KEY, RollupPlugin
+
+    seen: dict[str, object] = {}
+
+    class Probe:
+        @pytest.hookimpl(trylast=True)
+        def pytest_sessionfinish(self, session: pytest.Session) -> None:
+            seen["during"] = session.config.pluginmanager.get_plugin("trajaudit-rollup")
+            seen["stashed"] = session.config.stash.get(ROLLUP_KEY, None)
+            seen["config"] = session.config
+
+    pytester.inline_run("-p", "no:cacheprovider", "--trajaudit=runs", "--trajaudit-principles=P1", plugins=[Probe()])
+    assert isinstance(seen["during"], RollupPlugin) and seen["stashed"] is seen["during"]
+    config = seen["config"]
+    assert config.pluginmanager.get_plugin("trajaudit-rollup") is None  # type: ignore[attr-defined]
+    assert ROLLUP_KEY not in config.stash  # type: ignore[attr-defined]
+    pytester.makepyfile(test_plain="def test_plain():\n    pass\n")
+    pytester.inline_run("-p", "no:cacheprovider", "test_plain.py", plugins=[Probe()])
+    assert seen["config"] is not config and seen["during"] is None and seen["stashed"] is None

@@ -1,5 +1,5 @@
 """Turn the ``--trajaudit-judge*`` options (or their ini twins) into a :class:`JudgeConfig`. No pytest here:
-``plugin.py`` passes a getter and turns :class:`JudgeOptionError` into a usage error."""
+``adapter/configure.py`` passes a getter and turns :class:`JudgeOptionError` into a usage error."""
 
 from __future__ import annotations
 
