@@ -22,13 +22,14 @@ LEAN_KEY = pytest.StashKey[bool]()
 
 
 def lean(config: pytest.Config) -> bool:
-    lean = config.stash.get(LEAN_KEY, None)
-    if lean is None:
+    """The run protocol is lean (``--trajaudit-protocol``, else ini ``trajaudit_protocol``); read once."""
+    on = config.stash.get(LEAN_KEY, None)
+    if on is None:
         mode = config.getoption("trajaudit_protocol", None) or str(config.getini("trajaudit_protocol") or "lean")
         if mode.strip() not in ("lean", "full"):
             raise pytest.UsageError(f"trajaudit: trajaudit_protocol must be 'lean' or 'full', got {mode!r}")
-        lean = config.stash[LEAN_KEY] = mode.strip() == "lean"
-    return lean
+        on = config.stash[LEAN_KEY] = mode.strip() == "lean"
+    return on
 
 
 def flat_keywords(item: pytest.Item) -> dict[str, Any]:
