@@ -20,15 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .redact import redact
+from .userfiles import read_bounded
 
 FINDING_STATUSES = ("FAIL", "WARN")
 MAX_BYTES = 2 * 1024 * 1024 * 1024  # a 10,000-job summary.json is ~170 MB; past this it is refused unread
@@ -130,18 +129,7 @@ def lines(section: Mapping[str, Any] | None, limit: int = 30) -> list[str]:
 def load(path: Path, max_bytes: int = MAX_BYTES) -> Baseline:
     """Read a summary.json as a baseline: each job's ``fingerprints``, or, for a summary that carries none, the
     prints computed from its per-job ``detail`` records."""
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise BaselineError(f"{path}: not a regular file (give a summary.json)")
-        if st.st_size > max_bytes:
-            raise BaselineError(f"{path}: {st.st_size} bytes, more than {max_bytes} for a summary.json")
-        with open(path, "rb") as fh:
-            data = fh.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise BaselineError(f"{path}: not found") from None
-    except OSError as exc:
-        raise BaselineError(f"{path}: unreadable: {exc.strerror or exc}") from None
+    data = read_bounded(path, max_bytes, "a summary.json", BaselineError)
     try:
         import orjson
 

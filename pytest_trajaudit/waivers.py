@@ -20,13 +20,13 @@ matched no finding is stale. Anything wrong with the file is a :class:`WaiverErr
 from __future__ import annotations
 
 import datetime as dt
-import os
-import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
+
+from pytest_trajaudit.userfiles import read_bounded
 
 MAX_BYTES = 1024 * 1024  # a waivers file is a short hand-written list; past this it is refused unread
 MAX_ENTRIES = 10_000
@@ -128,20 +128,7 @@ def load(path: Path, known_codes: Iterable[str]) -> list[Waiver]:
     """Read and parse a waivers file: a regular file of at most :data:`MAX_BYTES`, UTF-8 YAML."""
     import yaml
 
-    try:
-        st = os.stat(path)
-        if not stat.S_ISREG(st.st_mode):
-            raise WaiverError(f"{path}: not a regular file")
-        if st.st_size > MAX_BYTES:
-            raise WaiverError(f"{path}: {st.st_size} bytes, more than {MAX_BYTES} for a waivers file")
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_BYTES + 1)
-    except FileNotFoundError:
-        raise WaiverError(f"{path}: not found") from None
-    except OSError as exc:
-        raise WaiverError(f"{path}: unreadable: {exc.strerror or exc}") from None
-    if len(data) > MAX_BYTES:
-        raise WaiverError(f"{path}: more than {MAX_BYTES} bytes for a waivers file")
+    data = read_bounded(path, MAX_BYTES, "a waivers file", WaiverError)
     try:
         text = data.decode("utf-8")
         doc = yaml.safe_load(text)

@@ -27,6 +27,7 @@ from pytest_trajaudit.loaders import traces
 from pytest_trajaudit.model import Job, Verifier
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.report.audit import TRACE_CODES, trace_grader_block
+from pytest_trajaudit.report.tracegrader import text
 from pytest_trajaudit.rulesfile import apply_rules_file
 from pytest_trajaudit.safeio import decode_text, parse_text
 from pytest_trajaudit.settings import Settings
@@ -83,23 +84,9 @@ def grade(ref: Path, literal: bool) -> dict:
 
 
 def render(report: dict) -> list[str]:
-    """The original's text report, from the plugin's results."""
-    bar = "─" * 60
-    out = ["TraceGrader report", bar]
-    for r in report["runs"]:
-        out.append(f"[{MARK[r['verdict']]:7}] {r['task']} / {r['run_id']}  "
-                   f"(delivered={r['delivered']}, steps={r['step_count']}, flags={len(r['flags'])})")
-        out += [f"            - {f['severity']:6} {f['check']}: {f['detail']}" for f in r["flags"]]
-    out += [bar, "pass^k (repeatability — ALL k runs must deliver):"]
-    for task, e in report["pass_k"].items():
-        out.append(f"    {task}: pass^{e['k']} = {'pass' if e['pass_hat_k'] == 1.0 else 'FAIL'}  "
-                   f"({e['n_success']}/{e['k']} runs delivered)")
-    s, v = report["summary"], report["summary"]["verdicts"]
-    out += [bar, f"summary: runs={s['n_runs']} tasks={s['n_tasks']} | clean={v['clean-pass']} "
-                 f"warn={v['pass-with-warnings']} corrupt={v['corrupt-success']} fail={v['fail']} | "
-                 f"repeatable={s['tasks_repeatable']} flaky={s['tasks_flaky']}",
-            f"agent-as-judge axis: {s['judge_axis']}"]
-    return out
+    """The original's text report, from the plugin's results, by the product's own renderer (pass^k as a bool)."""
+    return text({**report, "pass_k": {t: {**e, "pass_hat_k": e["pass_hat_k"] == 1.0}
+                                      for t, e in report["pass_k"].items()}})
 
 
 def test_literal_mode_reproduces_the_json_report_exactly(ref: Path) -> None:

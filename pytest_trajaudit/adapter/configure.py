@@ -126,38 +126,31 @@ def _judge_config(config: pytest.Config, settings: Settings) -> Any:
         raise pytest.UsageError(f"trajaudit: {exc}") from None
 
 
-def _rules_path(config: pytest.Config) -> Path | None:
-    """``--trajaudit-rules`` (relative to the working directory) or ini ``trajaudit_rules`` (relative to the ini
-    file's directory)."""
-    opt = config.getoption("trajaudit_rules", None)
+def _user_file(config: pytest.Config, name: str, what: str) -> Path | None:
+    """``--trajaudit-<name>`` (relative to the working directory) or ini ``trajaudit_<name>`` (relative to the ini
+    file's directory), as an absolute path; None when neither is set."""
+    opt = config.getoption(f"trajaudit_{name}", None)
     if opt is not None:
-        if not opt.strip():
-            raise pytest.UsageError("trajaudit: --trajaudit-rules needs a YAML file")
+        if not str(opt).strip():
+            raise pytest.UsageError(f"trajaudit: --trajaudit-{name} needs {what}")
         return abspath(opt)
-    ini = str(config.getini("trajaudit_rules") or "").strip()
+    ini = str(config.getini(f"trajaudit_{name}") or "").strip()
     if not ini:
         return None
     p = Path(os.path.expanduser(ini))
     if not p.is_absolute():
         p = (config.inipath.parent if config.inipath else config.rootpath) / p
     return abspath(p)
+
+
+def _rules_path(config: pytest.Config) -> Path | None:
+    """The trace-grader rules file: ``--trajaudit-rules`` or ini ``trajaudit_rules``."""
+    return _user_file(config, "rules", "a YAML file")
 
 
 def waivers_path(config: pytest.Config) -> Path | None:
-    """``--trajaudit-waivers`` (relative to the working directory) or ini ``trajaudit_waivers`` (relative to the
-    ini file's directory)."""
-    opt = config.getoption("trajaudit_waivers", None)
-    if opt is not None:
-        if not str(opt).strip():
-            raise pytest.UsageError("trajaudit: --trajaudit-waivers needs a YAML file")
-        return abspath(opt)
-    ini = str(config.getini("trajaudit_waivers") or "").strip()
-    if not ini:
-        return None
-    p = Path(os.path.expanduser(ini))
-    if not p.is_absolute():
-        p = (config.inipath.parent if config.inipath else config.rootpath) / p
-    return abspath(p)
+    """The waivers file: ``--trajaudit-waivers`` or ini ``trajaudit_waivers``."""
+    return _user_file(config, "waivers", "a YAML file")
 
 
 def _waivers(config: pytest.Config, tops: list[Path]) -> list[Any]:
