@@ -42,6 +42,7 @@ from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..settings import Settings
 from . import principle
 from ._shell import failed_by_output, first_word, write_targets
+from ._skill_literal import flat_json, literal_sub_hit, literal_sub_path, raw_lines
 from ._skill_quote import skill_quote
 from ._skill_workflow import FIRST_RULE, performed, workflow_steps
 
@@ -67,8 +68,6 @@ _FRONTMATTER_NAME = linre.compile(r"^\s*name:\s*[\"']?([\w.:-]+)", re.M)
 _BODY_HEADERS = linre.compile(r"\A\s*(?:Base directory for this skill:\s*(\S+)|Loaded skill:\s*(\S+))", re.I)
 _LINE_NO = linre.compile(r"^[ \t]*\d+(?:→|\t)", re.M)
 _RELATIVE_REF = linre.compile(r"(?:^|/)(references/[^/]+\.md)$", re.I)
-_LITERAL_SUB_PATH = linre.compile(r"references/[^\s\"'\\]*?\.md")
-_PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./~-")
 
 
 @dataclass(slots=True)
@@ -349,53 +348,13 @@ def _analyze_precise(job: Job, cfg: Settings, a: Analysis) -> None:
                 s.notes.append(f"{e.label()}: {verb} {quote(target, 120)}")
 
 
-def _raw_lines(job: Job) -> list[str] | None:
-    traj = job.trajectory
-    if not traj.raw_text or traj.format == "text":
-        return None
-    return traj.raw_text.split("\n")
-
-
-def _flat(e: Event, lines: list[str] | None) -> str:
-    """json.dumps(evt) of the event's source line(s) (JSON Lines formats), else of a dict in ACP shape."""
-    if lines is not None:
-        nums = [int(n) for n in re.findall(r"\bline (\d+)", e.raw)]
-        parts = []
-        for n in nums:
-            if 0 < n <= len(lines):
-                try:
-                    parts.append(json.dumps(json.loads(lines[n - 1])))
-                except ValueError:
-                    parts.append(lines[n - 1])
-        if parts:
-            return " ".join(parts)
-    return json.dumps({"type": "tool_call", "kind": e.kind, "title": e.title, "rawInput": e.args,
-                       "locations": list(e.paths), "content": e.output})
-
-
-def _literal_sub_hit(flat: str) -> bool:
-    """``re.search(r"references/.*\\.md", flat)`` on a one-line JSON string, in linear time: some
-    "references/" lies before the last ".md"."""
-    i = flat.find("references/")
-    return i >= 0 and flat.rfind(".md") >= i + len("references/")
-
-
-def _literal_sub_path(flat: str) -> str:
-    i = flat.find("references/")
-    a = i
-    while a > 0 and flat[a - 1] in _PATH_CHARS:
-        a -= 1
-    m = _LITERAL_SUB_PATH.match(flat, i, i + 4096)
-    return flat[a:i] + (m.group(0) if m else "references/?.md")
-
-
 def _analyze_literal(job: Job, a: Analysis) -> None:
     """The seed's detect_skill_invocations(), bit for bit on each tool call's JSON."""
-    lines = _raw_lines(job)
+    lines = raw_lines(job)
     for e in job.trajectory.events:
         if e.type != TOOL:
             continue
-        flat = _flat(e, lines)
+        flat = flat_json(e, lines)
         if "Launching skill:" in flat:
             m = re.search(r"Launching skill:\s*([^\s\"\\]+)", flat)
             name = m.group(1) if m else f"skill#{e.index}"
@@ -418,11 +377,11 @@ def _analyze_literal(job: Job, a: Analysis) -> None:
             s.notes.append(f"{e.label()}: {quote(e.title, 80)}")
             if not s.text and e.output.strip():
                 s.text, s.text_source = _strip_line_numbers(e.output), f"{e.label()} output"
-        elif _literal_sub_hit(flat):
+        elif literal_sub_hit(flat):
             # sub_files_read.append(parse_path(evt)): the call's own path, named from its skill as in the seed's
             # worked example (skill/references/x.md; a bare references/x.md belongs to the skill loaded last). A
             # SKILL.md whose text mentions references/x.md lands here too; nothing goes to skills_read.
-            path = e.paths[0] if e.paths else _literal_sub_path(flat)
+            path = e.paths[0] if e.paths else literal_sub_path(flat)
             hit = _skill_of(path) or _relative_reference(a, path)
             a.literal_subs.append(f"{hit[0]}/{hit[1]}" if hit else path)
             a.literal_sub_events.append(e.index)
