@@ -27,7 +27,6 @@ import posixpath
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ from ..redact import quote
 from ..safeio import Budget, file_kind, read_bytes
 from ..settings import Settings
 from ._delivered import reconstruct
-from ._rerun import find_artifact
+from ._rerun import find_artifact, kill_group
 from ._substance import describe, diff_summary
 
 MEMORY_BYTES = 2 * 2**30  # address space of the solver
@@ -304,11 +303,7 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
             try:
                 rc = p.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except OSError:
-                    p.kill()
-                p.wait()
+                kill_group(p)
                 return _na(f"the reconstructed solver {run.script} timed out after {timeout:g}s", solver=solver)
         solver["exit_code"] = rc
         if rc != 0:

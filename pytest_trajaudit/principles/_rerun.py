@@ -253,6 +253,16 @@ def _copy_tests(task: Task, dest: Path) -> None:
             continue
 
 
+def kill_group(p: subprocess.Popen) -> None:
+    """Kill a process started with ``start_new_session=True`` together with every process of its group, then
+    reap it (a shell's hung child would otherwise outlive the shell)."""
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except OSError:
+        p.kill()
+    p.wait()
+
+
 def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[str, int | None, str]:
     """Run the verifier in its own session; on timeout kill the whole process group (a ``bash test.sh`` that
     started a hung ``python`` would otherwise leave it running after the shell is killed)."""
@@ -264,11 +274,7 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tupl
     try:
         out, _ = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except OSError:
-            p.kill()
-        p.wait()
+        kill_group(p)
         if p.stdout is not None:
             p.stdout.close()
         return "timeout", None, ""
