@@ -72,9 +72,9 @@ def main() -> None:
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
 
     from pytest_trajaudit.advisor.collect import advisor_known
-    from pytest_trajaudit.discovery import find_jobs
-    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.discover.jobs import find_jobs
     from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.principles.engine import audit_job
     from pytest_trajaudit.settings import Settings
 
     refs = find_jobs(tree.resolve())

@@ -38,11 +38,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytest_trajaudit.advisor.collect import advisor_known
-from pytest_trajaudit.aggregate import VERDICTS, Outcome, job_verdict
-from pytest_trajaudit.discovery import JobRef
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.aggregate.verdicts import VERDICTS, Outcome, job_verdict
+from pytest_trajaudit.discover.jobs import JobRef
 from pytest_trajaudit.loaders.multi import find_all_jobs
 from pytest_trajaudit.principles import Principle, registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]

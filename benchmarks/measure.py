@@ -410,9 +410,9 @@ def _engine_time_main(root: Path, repeat: int, part: tuple[int, int] = (0, 1)) -
     keeps every N-th job from the I-th on (the warm-up job is the part's first)."""
     import json
 
-    from pytest_trajaudit.discovery import find_jobs
-    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.discover.jobs import find_jobs
     from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.principles.engine import audit_job
     from pytest_trajaudit.settings import Settings
 
     refs = find_jobs(root.resolve())[part[0]::part[1]]

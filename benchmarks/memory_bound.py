@@ -31,8 +31,8 @@ MB = 1 << 20
 CHILD = r"""
 import sys
 from pathlib import Path
-from pytest_trajaudit.discovery import JobRef
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import JobRef
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.settings import Settings
 job = Path(sys.argv[1])

@@ -14,11 +14,11 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_trajaudit.discovery import find_jobs
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import find_jobs
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.principles._pycheck import analyse
 from pytest_trajaudit.principles._testcases import Cases
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.settings import Settings
 
 

@@ -37,7 +37,7 @@ def _sched() -> tuple[float, float] | None:
 
 
 def _wrap_audit_job() -> None:
-    import pytest_trajaudit.nodes as nodes
+    import pytest_trajaudit.adapter.nodes as nodes
 
     inner = nodes.audit_job
 

@@ -24,12 +24,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from pytest_trajaudit.discovery import classify
-from pytest_trajaudit.engine import JobAudit, audit_job
+from pytest_trajaudit.discover.jobs import classify
 from pytest_trajaudit.loaders import multi
 from pytest_trajaudit.loaders.sniff import load_trajectory
 from pytest_trajaudit.model import UnusableInput
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import JobAudit, audit_job
 from pytest_trajaudit.safeio import decode_text, parse_bytes, parse_text
 from pytest_trajaudit.settings import Settings
 

@@ -8,6 +8,11 @@ import sys
 __version__ = "0.1.0"
 
 
+class TrajauditWarning(UserWarning):
+    """A WARN finding, shown in pytest's warnings summary. ``-W error::pytest_trajaudit.TrajauditWarning`` turns
+    WARN into failures (defined here, not in the adapter, so that filter path is short and stable)."""
+
+
 def _no_assert_rewrite() -> None:
     """pytest rewrites the asserts of every module of a distribution that declares a ``pytest11`` plugin. When it
     may not write bytecode (``PYTHONDONTWRITEBYTECODE``, set in many container images) it parses and recompiles

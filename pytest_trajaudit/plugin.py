@@ -14,7 +14,7 @@ import pytest
 from . import hookspecs
 from .adapter import collect, configure, outcomes, protocol, rollup, xdist
 from .adapter.gcpacer import GcPacer
-from .nodes import JobNode, TrajauditWarning
+from .adapter.nodes import JobNode, TrajauditWarning
 
 # --- options ------------------------------------------------------------------------------------------------
 

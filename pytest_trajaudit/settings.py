@@ -8,10 +8,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import linre
 from .judges import JudgeConfig
-from .linre import Regex
 from .safeio import DEFAULT_MAX_EVENTS, DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_JOB_BYTES
+from .scan import linre
+from .scan.linre import Regex
 from .timebudget import DEFAULT_AUDIT_BUDGET
 
 # --- The seeds' operational regexes, verbatim (audit-general.md P1/P2) -----------------------------------

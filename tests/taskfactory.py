@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_trajaudit.discovery import classify
+from pytest_trajaudit.discover.jobs import classify
 from pytest_trajaudit.loaders.job import load_job
 from pytest_trajaudit.model import Job
 from pytest_trajaudit.settings import Settings

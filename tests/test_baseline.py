@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_trajaudit.baseline import BaselineError, findings, fingerprint, load, normalize
 from pytest_trajaudit.report import merge as merge_mod
+from pytest_trajaudit.report.baseline import BaselineError, findings, fingerprint, load, normalize
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 
 from .jobfactory import make_job

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from pytest_trajaudit import __version__
-from pytest_trajaudit.cli import HELP, split_args
+from pytest_trajaudit.cli.main import HELP, split_args
 from tests.advisor.kit import make_task
 from tests.jobfactory import TRAJECTORY, make_job
 
@@ -24,7 +24,7 @@ def _command() -> list[str]:
     script = Path(sys.executable).parent / "trajaudit"
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-m", "pytest_trajaudit.cli"]
+    return [sys.executable, "-m", "pytest_trajaudit.cli.main"]
 
 
 def trajaudit(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
@@ -158,7 +158,7 @@ def test_audit_reads_the_trajectory_the_plugin_audits(pytester: pytest.Pytester)
 def test_project_config_values_become_absolute_overrides(tmp_path: Path) -> None:
     """Each ini type the plugin declares, from an ini file and from TOML's native types; the first file pytest
     would pick wins (pytest.toml before pytest.ini before pyproject.toml), searched from the directory upwards."""
-    from pytest_trajaudit.projectconfig import find
+    from pytest_trajaudit.cli.projectconfig import find
 
     (tmp_path / "tox.ini").write_text(
         "[pytest]\ntrajaudit_roots = runs 'more runs'\ntrajaudit_tasks = /abs/tasks\ntrajaudit_judge =\n"

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.discovery import find_jobs
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import find_jobs
 from pytest_trajaudit.loaders.job import TRAJECTORY_CANDIDATES
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.settings import Settings
 
 TREES = ("harbor", "skillsbench-archive", "labelled/mmoksh__swe-bench-pro-malokshiya")

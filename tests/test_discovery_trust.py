@@ -1,4 +1,4 @@
-"""Nothing inside a job decides what is audited (DESIGN.md, ``discovery.py``): planted folders, extra trajectory
+"""Nothing inside a job decides what is audited (DESIGN.md, ``discover/jobs.py``): planted folders, extra trajectory
 files, an oracle label in the trajectory, never hide a run; every trajectory-looking file is audited or listed.
 
 The layouts are those of real runs: the bundled examples (BenchFlow rollouts, a Harbor claude-code trial with
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.aggregate import config_rollup
-from pytest_trajaudit.discovery import classify, find_jobs
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.aggregate.verdicts import config_rollup
+from pytest_trajaudit.discover.jobs import classify, find_jobs
 from pytest_trajaudit.loaders.multi import find_all_jobs
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.settings import Settings
 from tests.jobfactory import make_job
 

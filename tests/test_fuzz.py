@@ -24,11 +24,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fuzz import gen, seeds, targets
-from pytest_trajaudit.discovery import classify
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import classify
 from pytest_trajaudit.loaders.sniff import load_trajectory
 from pytest_trajaudit.model import UnusableInput
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.safeio import decode_text, parse_text
 from pytest_trajaudit.settings import Settings
 from tests.jobfactory import make_job
@@ -253,7 +253,7 @@ def test_regression_redaction_is_linear_on_hyphenated_words(unit: str) -> None:
     rest of every word from each word start: quadratic) and a 40 KB tool output stalled a job's audit for 30 s.
     400 KB must finish well inside the subprocess timeout (quadratic would take hours); a hang fails the test."""
     code = textwrap.dedent(f"""
-        from pytest_trajaudit.redact import quote, redact
+        from pytest_trajaudit.scan.redact import quote, redact
         s = {unit!r} * 200_000
         assert redact(s) == s
         assert redact("api-key=" + s).startswith("api-key=<REDACTED>")

@@ -10,9 +10,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_trajaudit.completeness import EXIT_INCOMPLETE
-from pytest_trajaudit.discovery import JobRef, find_jobs
-from pytest_trajaudit.groups import compact, complete, evaluate_passk, evaluate_sb2, group_key, plan
+from pytest_trajaudit.aggregate.completeness import EXIT_INCOMPLETE
+from pytest_trajaudit.aggregate.groups import compact, complete, evaluate_passk, evaluate_sb2, group_key, plan
+from pytest_trajaudit.discover.jobs import JobRef, find_jobs
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 
@@ -155,7 +155,7 @@ def test_a_record_lacking_the_integrity_principles_is_incomplete() -> None:
 
 
 def test_compact_verdict_reads_integrity_principles_only() -> None:
-    from pytest_trajaudit.engine import JobAudit, Result
+    from pytest_trajaudit.principles.engine import JobAudit, Result
 
     def res(status: str) -> Result:
         return Result(status=status, evidence="e", data={}, events=[])

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from pytest_trajaudit.redact import SHAPES, clean, clean_text, redact, tail_of
+from pytest_trajaudit.scan.redact import SHAPES, clean, clean_text, redact, tail_of
 from tests.jobfactory import make_job
 
 F = "Q7x9K2m4P8w3R6t1Y5u0"  # filler: letters and digits, never a real key
@@ -167,7 +167,7 @@ def test_a_private_key_whose_begin_line_is_cut_off_is_redacted_to_its_end() -> N
 
 
 def test_verifier_stdout_tail_of_a_loaded_job_is_redacted_before_the_cut(tmp_path: Path) -> None:
-    from pytest_trajaudit.discovery import classify
+    from pytest_trajaudit.discover.jobs import classify
     from pytest_trajaudit.loaders.job import load_job
     from pytest_trajaudit.settings import Settings
 
@@ -201,9 +201,9 @@ def test_judge_answers_are_cleaned_where_they_become_a_result() -> None:
     """A judge's reasoning is model output (it may echo the trajectory): the result built from it is cleaned."""
     from concurrent.futures import Future
 
-    from pytest_trajaudit.engine import Deferred, JobAudit
     from pytest_trajaudit.judges import Answer
     from pytest_trajaudit.model import Finding
+    from pytest_trajaudit.principles.engine import Deferred, JobAudit
 
     fut: Future[Answer] = Future()
     fut.set_result(Answer("m", True, {"reason": "\x1b]0;x\x07 " + PLANTED["npm"][0]}, None))

@@ -100,7 +100,7 @@ def _trajaudit_command() -> list[str]:
     script = Path(sys.executable).parent / "trajaudit"
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-P", "-c", "import sys; from pytest_trajaudit.cli import main; sys.exit(main())"]
+    return [sys.executable, "-P", "-c", "import sys; from pytest_trajaudit.cli.main import main; sys.exit(main())"]
 
 
 def _plant_shadows(job: Path, markers: Path) -> None:
@@ -142,7 +142,7 @@ def test_python_m_pytest_inside_a_job_runs_the_planted_module(pytester: pytest.P
 
 
 def test_cli_resolves_relative_paths_against_the_callers_directory(tmp_path: Path) -> None:
-    from pytest_trajaudit.cli import absolute_args, build_args, trusted_rootdir
+    from pytest_trajaudit.cli.main import absolute_args, build_args, trusted_rootdir
 
     job = make_job(tmp_path / "runs", "job", extra_files={"agent/notes.txt": "x"})
     # the child starts above the whole job, also from a directory below it

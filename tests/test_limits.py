@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.discovery import JobRef
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import JobRef
 from pytest_trajaudit.loaders.job import load_job
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.safeio import DEFAULT_MAX_EVENTS, count_containers
 from pytest_trajaudit.settings import Settings
 from pytest_trajaudit.timebudget import TICKS, AuditTimeout, budget

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from pytest_trajaudit import linre
-from pytest_trajaudit.discovery import JobRef
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import JobRef
 from pytest_trajaudit.principles import _task, registry
+from pytest_trajaudit.principles.engine import audit_job
+from pytest_trajaudit.scan import linre
 from pytest_trajaudit.settings import LETHAL, Settings
 from tests.jobfactory import make_job
 

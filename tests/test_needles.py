@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_trajaudit import needles as needles_mod
-from pytest_trajaudit import redact
 from pytest_trajaudit import settings as cfg
-from pytest_trajaudit.needles import may_match, needles
 from pytest_trajaudit.principles import _shell
+from pytest_trajaudit.scan import needles as needles_mod
+from pytest_trajaudit.scan import redact
+from pytest_trajaudit.scan.needles import may_match, needles
 
 PROJECT = [cfg.Settings().read_re, cfg.Settings().dragnet_re, *map(re.compile, cfg.LETHAL),
            *map(re.compile, cfg.SUSPICIOUS), *map(re.compile, cfg.DRAGNET), re.compile(cfg.REWARD_SYMLINK),

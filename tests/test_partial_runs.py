@@ -15,8 +15,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_trajaudit.aggregate import Outcome, job_verdict, pr_verdict
-from pytest_trajaudit.completeness import (
+from pytest_trajaudit.aggregate.completeness import (
     EXIT_INCOMPLETE,
     Coverage,
     describe_selection,
@@ -24,6 +23,7 @@ from pytest_trajaudit.completeness import (
     exit_status,
     manifest,
 )
+from pytest_trajaudit.aggregate.verdicts import Outcome, job_verdict, pr_verdict
 from pytest_trajaudit.principles import ROLES, integrity_codes, registry
 from pytest_trajaudit.report import merge as merge_mod
 from pytest_trajaudit.report.schema import SCHEMA_DIR

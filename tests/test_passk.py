@@ -1,4 +1,4 @@
-"""pass^k as pure functions (aggregate.py): the τ-bench estimator, per-task groups with integrity adjustment,
+"""pass^k as pure functions (aggregate/verdicts.py): the τ-bench estimator, per-task groups with integrity adjustment,
 the seed's flaky flag, and the ``--trajaudit-trials K`` coverage check."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from math import comb
 
 import pytest
 
-from pytest_trajaudit.aggregate import pass_hat_k, pass_k_entries, trial_coverage
+from pytest_trajaudit.aggregate.verdicts import pass_hat_k, pass_k_entries, trial_coverage
 
 
 def rec(trial: str, reward: float | None, verdict: str = "CLEAN", task: str = "T", **kw) -> dict:

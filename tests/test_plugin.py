@@ -11,7 +11,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_trajaudit.cli import build_args
+from pytest_trajaudit.cli.main import build_args
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.report import schema as schema_mod
 
@@ -110,7 +110,7 @@ def test_warn_is_xfail_with_warning_and_can_be_made_strict(pytester: pytest.Pyte
     result = _run(pytester, job, GENERAL, "-rx")
     result.assert_outcomes(passed=9, xfailed=2, skipped=5)
     result.stdout.fnmatch_lines(["*TrajauditWarning*P8: struggle*"])
-    strict = _run(pytester, job, GENERAL, "-W", "error::pytest_trajaudit.nodes.TrajauditWarning")
+    strict = _run(pytester, job, GENERAL, "-W", "error::pytest_trajaudit.TrajauditWarning")
     strict.assert_outcomes(passed=9, failed=2, skipped=5)
 
 
@@ -178,7 +178,7 @@ def test_cli_args_are_safe(tmp_path: Path) -> None:
 
 
 def test_cli_runs_examples(pytester: pytest.Pytester, runs: Path) -> None:
-    result = pytester.run(sys.executable, "-m", "pytest_trajaudit.cli", str(runs), "--", "-q")
+    result = pytester.run(sys.executable, "-m", "pytest_trajaudit.cli.main", str(runs), "--", "-q")
     assert result.ret == 1
     result.stdout.fnmatch_lines(["4 job(s): 1 CLEAN, 1 WARN, 1 INVALID, 1 ORACLE"])
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_trajaudit.aggregate import PR_VERDICTS, config_rollup, pr_verdict
+from pytest_trajaudit.aggregate.verdicts import PR_VERDICTS, config_rollup, pr_verdict
 from pytest_trajaudit.report.markdown import MAX_ROWS
 from pytest_trajaudit.report.markdown import render as render_md
 from pytest_trajaudit.report.summary import Rollup

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_trajaudit.redact import quote, redact
+from pytest_trajaudit.scan.redact import quote, redact
 
 R = "<REDACTED>"
 
@@ -132,7 +132,7 @@ def test_issue8_shapes(text, expected):
 
 
 def test_redact_tree_redacts_keys_and_adds_colliding_counts():
-    from pytest_trajaudit.redact import redact_tree
+    from pytest_trajaudit.scan.redact import redact_tree
 
     k1, k2 = "Read /x/" + SECRETS["openai"], "Read /x/" + SECRETS["openai-project"]
     out = redact_tree({"by_title": {k1: 2, k2: 3, "Bash": 1}, "l": [k1, ("t", k2)], "n": 1.5})
@@ -143,7 +143,7 @@ def test_redact_tree_redacts_keys_and_adds_colliding_counts():
 def test_printable_escapes_what_would_break_a_line_and_stays_injective():
     import os
 
-    from pytest_trajaudit.redact import printable
+    from pytest_trajaudit.scan.redact import printable
 
     assert printable("runs/plain-name_1.json") == "runs/plain-name_1.json"
     assert printable("a\nb\rc\td\x1b[2Ke\u202ef") == "a\\nb\\rc\\td\\x1b[2Ke\\u202ef"
@@ -173,7 +173,7 @@ def test_prefilter_never_changes_the_result() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from pytest_trajaudit.redact import _redact_all
+    from pytest_trajaudit.scan.redact import _redact_all
 
     @settings(max_examples=4000, deadline=None, derandomize=True)
     @given(st.lists(st.sampled_from(_FILLER), max_size=4), st.sampled_from(_CORES),
@@ -189,7 +189,7 @@ def test_prefilter_never_changes_the_result() -> None:
 
 @pytest.mark.parametrize("text", ["ſecret=abcdefgh12", "token = abcdefgh12", "plain words only"])
 def test_prefilter_keeps_non_ascii_and_keyword_cases(text: str) -> None:
-    from pytest_trajaudit.redact import _redact_all
+    from pytest_trajaudit.scan.redact import _redact_all
 
     assert redact(text) == _redact_all(text)
     assert ("<REDACTED>" in redact(text)) == (text != "plain words only")

@@ -12,7 +12,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_trajaudit.discovery import find_jobs
+from pytest_trajaudit.discover.jobs import find_jobs
+from pytest_trajaudit.discover.shard import Shard, in_shard, parse_shard, shard_key, shard_of
 from pytest_trajaudit.loaders.job import load_job
 from pytest_trajaudit.loaders.sniff import load_trajectory
 from pytest_trajaudit.model import UnusableInput
@@ -20,7 +21,6 @@ from pytest_trajaudit.report import merge as merge_mod
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 from pytest_trajaudit.safeio import open_jsonl_stream, parse_text
 from pytest_trajaudit.settings import Settings
-from pytest_trajaudit.shard import Shard, in_shard, parse_shard, shard_key, shard_of
 
 from .jobfactory import make_job
 
@@ -48,8 +48,8 @@ def test_per_job_shortcuts_give_what_pytest_gives(pytester: pytest.Pytester, run
     hook proxy (looked up once per job after collection) equal pytest's own for every item of the examples."""
     from _pytest.nodes import Item
 
+    from pytest_trajaudit.adapter.nodes import PrincipleItem
     from pytest_trajaudit.adapter.protocol import flat_keywords
-    from pytest_trajaudit.nodes import PrincipleItem
 
     items = [i for i in pytester.inline_genitems("-p", "no:cacheprovider", "--trajaudit=runs",
                                                  "--trajaudit-tasks=tasks")[0] if isinstance(i, PrincipleItem)]
@@ -198,9 +198,8 @@ def test_the_cyclic_collector_pauses_for_a_job_and_comes_back_as_it_was(monkeypa
     when the job is unusable or a loader raises."""
     import gc
 
-    from pytest_trajaudit import engine
-    from pytest_trajaudit.engine import audit_job
-    from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.principles import engine, registry
+    from pytest_trajaudit.principles.engine import audit_job
 
     principles = [p for p in registry().values() if p.family != "advisor"]
     ref = find_jobs(EXAMPLES)[0]
@@ -657,7 +656,7 @@ def test_collection_classifies_each_directory_once(pytester: pytest.Pytester, ru
     directories below it; those reuse that walk instead of listing and classifying every directory again."""
     import collections
 
-    from pytest_trajaudit import discovery
+    from pytest_trajaudit.discover import jobs as discovery
 
     seen: collections.Counter[Path] = collections.Counter()
     classify = discovery.classify

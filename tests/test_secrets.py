@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.redact import redact
+from pytest_trajaudit.scan.redact import redact
 from tests.jobfactory import make_job
 
 F = "Q7x9K2m4P8w3R6t1Y5u0"  # filler: letters and digits, never a real key

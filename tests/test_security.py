@@ -443,9 +443,9 @@ def test_symlinked_subdirectory_is_not_followed(pytester: pytest.Pytester) -> No
 def test_trajectory_search_never_lists_through_a_symlink(tmp_path: Path) -> None:
     """The loader's glob fallbacks (``agent/*.jsonl`` ...) must not list a directory outside the job through a
     symlinked ``agent``: file names from elsewhere never become candidates (nor reach the report's meta)."""
-    from pytest_trajaudit.discovery import classify
-    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.discover.jobs import classify
     from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.principles.engine import audit_job
     from pytest_trajaudit.settings import Settings
 
     elsewhere = tmp_path / "elsewhere"
@@ -858,9 +858,9 @@ def test_file_growing_while_read_hits_the_size_cap(tmp_path: Path, monkeypatch: 
     """A file that passes the size check at open and then grows (an agent process still writing): the bytes
     actually read are counted, so the job is unusable input naming the file, both for a file read whole
     (result.json) and for a streamed trajectory. Deterministic: the file grows at its first read."""
-    from pytest_trajaudit.discovery import classify
-    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.discover.jobs import classify
     from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.principles.engine import audit_job
     from pytest_trajaudit.settings import Settings
 
     limit = 64 * 1024
@@ -896,9 +896,9 @@ def test_file_appended_by_a_background_writer(tmp_path: Path) -> None:
     ends (a result or the documented unusable input) and never holds more than the per-file limit."""
     import threading
 
-    from pytest_trajaudit.discovery import classify
-    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.discover.jobs import classify
     from pytest_trajaudit.principles import registry
+    from pytest_trajaudit.principles.engine import audit_job
     from pytest_trajaudit.settings import Settings
 
     limit = 1024 * 1024

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_trajaudit import needles
-from pytest_trajaudit.discovery import find_jobs
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import find_jobs
 from pytest_trajaudit.model import READ, TOOL, Event
 from pytest_trajaudit.principles import _shell, registry
+from pytest_trajaudit.principles.engine import audit_job
+from pytest_trajaudit.scan import needles
 from pytest_trajaudit.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "runs"

@@ -436,9 +436,9 @@ def test_trace_grader_goldens_in_literal_mode() -> None:
     ({}, [], []),
 ])
 def test_the_oracle_tests_list_comes_from_the_verifier(tmp_path: Path, files: dict, passed: list, failed: list) -> None:
-    from pytest_trajaudit.discovery import classify
-    from pytest_trajaudit.engine import job_meta
+    from pytest_trajaudit.discover.jobs import classify
     from pytest_trajaudit.loaders.job import load_job
+    from pytest_trajaudit.principles.engine import job_meta
     from pytest_trajaudit.settings import Settings
 
     job = make_job(tmp_path, "t__1", extra_files=files)

@@ -20,9 +20,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_trajaudit import trace_cli
-from pytest_trajaudit.aggregate import TRACE_VERDICTS, pass_k_entries, trial_coverage
-from pytest_trajaudit.discovery import JobRef
+from pytest_trajaudit.aggregate.verdicts import TRACE_VERDICTS, pass_k_entries, trial_coverage
+from pytest_trajaudit.cli import trace_grader as trace_cli
+from pytest_trajaudit.discover.jobs import JobRef
 from pytest_trajaudit.loaders import traces
 from pytest_trajaudit.model import Job, Verifier
 from pytest_trajaudit.principles import registry
@@ -149,7 +149,7 @@ def test_through_the_engine_and_the_rollup(ref: Path) -> None:
     multi = pytest.importorskip("pytest_trajaudit.loaders.multi")
     if not hasattr(multi, "file_jobs"):
         pytest.skip("multi-record loading is not in place yet")
-    from pytest_trajaudit.engine import audit_job
+    from pytest_trajaudit.principles.engine import audit_job
     from pytest_trajaudit.report.summary import Rollup
 
     settings = apply_rules_file(Settings(literal=True), ref / "trace-grader.config.yaml")
@@ -222,7 +222,7 @@ def test_cli_json_is_the_golden_json_report_byte_for_byte(ref: Path, capsys: pyt
 
 
 def test_cli_through_the_trajaudit_command(ref: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_trajaudit.cli import main
+    from pytest_trajaudit.cli.main import main
 
     code = main(["trace-grader", "--traces", str(ref / "trace-grader.fixtures.json"), "--json",
                  "--config", str(ref / "trace-grader.config.yaml")])

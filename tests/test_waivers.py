@@ -16,7 +16,7 @@ import pytest
 
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.report.schema import SCHEMA_DIR
-from pytest_trajaudit.waivers import MAX_BYTES, Waiver, WaiverError, decide, load, parse, skip_reason
+from pytest_trajaudit.report.waivers import MAX_BYTES, Waiver, WaiverError, decide, load, parse, skip_reason
 
 from .jobfactory import make_job
 from .test_report_html import browser, open_page  # noqa: F401 - the module-scoped Chromium fixture
@@ -334,7 +334,7 @@ def test_waivers_under_xdist_match_the_in_process_run(pytester: pytest.Pytester,
 def test_the_trajaudit_command_resolves_the_waivers_and_baseline_paths(tmp_path: Path) -> None:
     """The command runs pytest from a trusted directory: a relative waivers file or baseline still means the one
     beside the caller."""
-    from pytest_trajaudit.cli import build_args
+    from pytest_trajaudit.cli.main import build_args
 
     make_job(tmp_path / "runs", "job")
     (tmp_path / "review").mkdir()
@@ -350,7 +350,7 @@ def test_a_waived_warn_raises_no_warning_so_warnings_as_errors_still_pass(pytest
                                                                          runs: Path) -> None:
     shutil.rmtree(runs / "benchflow" / "citation-check__Cheat01")
     args = ("--trajaudit-principles=P8", "--trajaudit-allow-incomplete", "-W",
-            "error::pytest_trajaudit.nodes.TrajauditWarning")
+            "error::pytest_trajaudit.TrajauditWarning")
     assert _run(pytester, *args).ret == 1  # the WARN is an error under -W error
     result = _run(pytester, *args, f"--trajaudit-waivers={_waivers(pytester, STRUGGLE_P8)}")
     result.assert_outcomes(passed=1, skipped=2)  # the oracle's N/A, and the WAIVED item

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from pytest_trajaudit import xdist_batch
-from pytest_trajaudit.completeness import EXIT_INCOMPLETE
-from pytest_trajaudit.discovery import find_jobs
+from pytest_trajaudit.adapter import xdist_batch
+from pytest_trajaudit.aggregate.completeness import EXIT_INCOMPLETE
+from pytest_trajaudit.discover.jobs import find_jobs
 
 xdist_remote = pytest.importorskip("xdist.remote")
 

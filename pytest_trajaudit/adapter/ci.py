@@ -18,7 +18,7 @@ import os
 import re
 from typing import Any
 
-from ..redact import clean, printable
+from ..scan.redact import clean, printable
 
 EVIDENCE_MAX = 2000
 # XML 1.0 admits tab, newline and carriage return among the C0 controls, nothing of the surrogates and U+FFFE/FFFF;

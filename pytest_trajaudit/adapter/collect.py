@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ..nodes import COLLECTED_KEY, STATE_KEY, GroupItem, PrincipleItem, TreeNode
-from ..redact import printable
+from ..scan.redact import printable
 from . import rollup
 from .configure import State, abspath, active, inside_roots
+from .nodes import COLLECTED_KEY, STATE_KEY, GroupItem, PrincipleItem, TreeNode
 
 
 def finish(session: pytest.Session) -> None:
@@ -20,7 +20,7 @@ def finish(session: pytest.Session) -> None:
     session.stash[COLLECTED_KEY] = True  # no conftest joins after this: PrincipleItem.ihook is fixed per job
     state = session.config.stash.get(STATE_KEY, None)
     if state is not None:  # which integrity items this collection will run, for the roll-up (completeness.py)
-        from ..completeness import manifest
+        from ..aggregate.completeness import manifest
 
         m = manifest(state.collected_jobs, session.items, [p.code for p in state.principles])
         if hasattr(session.config, "workerinput"):

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from ..discovery import JobRef, Walk
+from ..discover.jobs import JobRef, Walk
 from ..loaders.multi import node_name
-from ..nodes import SHARD_KEY, STATE_KEY
 from ..principles import Principle, registry
-from ..redact import printable
+from ..scan.redact import printable
 from ..settings import Settings
 from . import protocol
+from .nodes import SHARD_KEY, STATE_KEY
 
 MB = 1024 * 1024
 
@@ -38,7 +38,7 @@ class State:
     store: Any = None  # groups.MemoryStore, or groups.DirStore shared by xdist workers
     strict_pass_k: bool = False
     trials: int | None = None
-    walk: Walk = field(default_factory=Walk)  # the session's one view of the audited trees (discovery.py)
+    walk: Walk = field(default_factory=Walk)  # the session's one view of the audited trees (discover/jobs.py)
     collected_jobs: list[Any] = field(default_factory=list)  # every job node collected (completeness.py)
     waivers: list[Any] = field(default_factory=list)  # waivers.Waiver entries of --trajaudit-waivers
     today: Any = None  # the UTC date waivers expire against, taken once at configure (one answer per process)
@@ -49,8 +49,8 @@ class State:
 
     def compute_record(self, job_id: str, ref: JobRef) -> dict[str, Any]:
         """A group member's record computed by the group item itself (its job ran elsewhere or not at all)."""
-        from ..engine import audit_job
-        from ..groups import compact, needed
+        from ..aggregate.groups import compact, needed
+        from ..principles.engine import audit_job
 
         reg = self.declarations()
         return compact(job_id, audit_job(ref, self.settings, [reg[c] for c in needed(reg) if c in reg], judges=False),
@@ -159,8 +159,8 @@ def _waivers(config: pytest.Config, tops: list[Path]) -> list[Any]:
     path = waivers_path(config)
     if path is None:
         return []
-    from ..trust import inside
-    from ..waivers import WaiverError, load
+    from ..discover.trust import inside
+    from ..report.waivers import WaiverError, load
 
     if inside(path, tops):
         raise pytest.UsageError(f"trajaudit: the waivers file {printable(str(path))} lies inside an audited tree; "
@@ -180,8 +180,8 @@ def baseline(config: pytest.Config, tops: list[Path], max_bytes: int) -> Any:
         if new_only:
             raise pytest.UsageError("trajaudit: --trajaudit-new-only needs --trajaudit-baseline SUMMARY")
         return None
-    from ..baseline import BaselineError, load
-    from ..trust import inside
+    from ..discover.trust import inside
+    from ..report.baseline import BaselineError, load
 
     path = abspath(opt)
     if inside(path, tops):
@@ -243,7 +243,7 @@ REGISTRY_KEY = pytest.StashKey[dict]()
 
 def _principles(config: pytest.Config) -> tuple[list[Principle], tuple[str, ...]]:
     """The per-job principles and the group codes (PASSK, SB-2) selected by ``--trajaudit-principles``."""
-    from ..groups import GROUP_CODES
+    from ..aggregate.groups import GROUP_CODES
 
     reg = dict(registry())  # plugin-contributed principles live in this session's copy, never the global one
     for extra in config.hook.pytest_trajaudit_principles():
@@ -295,7 +295,7 @@ def read_shard(config: pytest.Config) -> Any:
     spec = config.getoption("trajaudit_shard", None)
     if spec is None:
         return None
-    from ..shard import parse_shard
+    from ..discover.shard import parse_shard
 
     try:
         return parse_shard(spec)
@@ -306,7 +306,7 @@ def read_shard(config: pytest.Config) -> Any:
 def group_store(config: pytest.Config) -> Any:
     """Where jobs publish the records their task group reads: memory, or under xdist a private directory the
     controller creates (mode 0700, removed at unconfigure) and hands to every worker."""
-    from ..groups import DirStore, MemoryStore
+    from ..aggregate.groups import DirStore, MemoryStore
 
     shared = getattr(config, "workerinput", {}).get("trajaudit_store")
     if shared:
@@ -387,7 +387,7 @@ def setup(config: pytest.Config) -> tuple[State, list[Path]]:
     # Guard: pytest read its config or chose its rootdir inside the audited tree (an agent-written pytest.ini
     # could have changed options). The plugin cannot undo what already happened; it refuses to go on. The tree of
     # a trajectory file or of a directory inside a job is that whole job (trust.py).
-    from ..trust import audited_tree, inside
+    from ..discover.trust import audited_tree, inside
 
     tops = [audited_tree(p, walk.classify) for p in roots + bare]
     if inside(config.inipath, tops):
@@ -403,7 +403,7 @@ def setup(config: pytest.Config) -> tuple[State, list[Path]]:
     state.keys = {p.code: p.key for p in state.principles}
     state.waivers = _waivers(config, tops)
     if state.waivers:
-        from ..waivers import utc_today
+        from ..report.waivers import utc_today
 
         state.today = utc_today()
     judge = state.settings.judge
@@ -413,7 +413,7 @@ def setup(config: pytest.Config) -> tuple[State, list[Path]]:
     if judge is not None:  # pydantic's warnings about litellm's own types, raised in judge threads mid-item
         config.addinivalue_line("filterwarnings", "ignore:Items? .* on TypedDict class .*ReadOnly:UserWarning")
     state.store = group_store(config)
-    from ..groups import needed
+    from ..aggregate.groups import needed
 
     state.store.codes = needed(state.declarations())
     config.stash[STATE_KEY] = state

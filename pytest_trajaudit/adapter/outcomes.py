@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from ..nodes import STATE_KEY, GroupItem, PrincipleItem
-from ..redact import printable
+from ..scan.redact import printable
 from . import xdist
+from .nodes import STATE_KEY, GroupItem, PrincipleItem
 
 
 def adjust(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.TestReport) -> None:
@@ -34,7 +34,7 @@ def adjust(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.TestRepor
         if call.when == "setup" and rep.passed:
             _decide_waiver(item)
         elif call.when == "call" and rep.passed and (item.record.get("waiver") or {}).get("applied"):
-            from ..waivers import skip_reason
+            from ..report.waivers import skip_reason
 
             path, line = item.reportinfo()[:2]
             rep.outcome = "skipped"
@@ -51,8 +51,8 @@ def _decide_waiver(item: PrincipleItem) -> None:
     rec = item.record
     if state is None or not state.waivers or rec is None or rec.get("status") not in ("FAIL", "WARN"):
         return
-    from ..redact import redact
-    from ..waivers import decide
+    from ..report.waivers import decide
+    from ..scan.redact import redact
 
     evidence = str(rec.get("evidence") or "")
     d = decide(state.waivers, item.job.job_id, rec.get("code", ""), rec.get("status"), evidence, state.today)

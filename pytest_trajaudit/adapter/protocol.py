@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ..nodes import GroupItem, PrincipleItem
 from . import _compat
+from .nodes import GroupItem, PrincipleItem
 
 
 def release_job(item: pytest.Item, nextitem: pytest.Item | None) -> None:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from ..nodes import SHARD_KEY
-from ..redact import printable
+from ..scan.redact import printable
 from . import _compat
 from .configure import State, abspath, baseline, ini_or_opt, waivers_path
+from .nodes import SHARD_KEY
 
 ROLLUP_KEY = pytest.StashKey["RollupPlugin"]()
 
@@ -27,7 +27,7 @@ class RollupPlugin:
         self.config = config
         self.state = state
         self.report_dir = report_dir
-        from ..completeness import coverage_for
+        from ..aggregate.completeness import coverage_for
 
         declared = state.declarations()
         self.rollup = Rollup("literal" if state.settings.literal else "precise",
@@ -75,7 +75,7 @@ class RollupPlugin:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self.config.option.collectonly:
             return  # nothing was audited: no verdict, no report
-        from ..completeness import exit_status, stop_cause
+        from ..aggregate.completeness import exit_status, stop_cause
 
         self.rollup.coverage.stop_cause = stop_cause(self.config, session.exitstatus)
         self.rollup.apply_coverage()  # jobs whose integrity items did not all run are INCOMPLETE
@@ -103,7 +103,7 @@ class RollupPlugin:
         if b is not None and b.new_only and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
             # --trajaudit-new-only: the items of findings the baseline already had still show FAILED, but when
             # they are all the run's failures, they do not fail it (the PR verdict decides, as it counted them)
-            from ..baseline import fingerprint
+            from ..report.baseline import fingerprint
 
             if len(self.failed_findings) == session.testsfailed and all(
                     fingerprint(*f) in b.prints for f in self.failed_findings):
@@ -153,7 +153,7 @@ def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, A
         return
     import json
 
-    from ..redact import redact
+    from ..scan.redact import redact
 
     try:
         with open(path, encoding="utf-8") as fh:
@@ -184,7 +184,7 @@ def create(config: pytest.Config, state: State, tops: list[Path]) -> RollupPlugi
     """The run's roll-up, with the report directory checked (never inside an audited tree, also by real path: a
     symlink into a job, or the job of a path below it; agent-planted files there would steer our writes), the
     shard, the waivers and the baseline."""
-    from ..trust import inside
+    from ..discover.trust import inside
 
     report_dir = ini_or_opt(config, "trajaudit_report") or None
     if report_dir and inside(abspath(report_dir), tops):
@@ -193,7 +193,7 @@ def create(config: pytest.Config, state: State, tops: list[Path]) -> RollupPlugi
     plugin = RollupPlugin(config, state, Path(report_dir) if report_dir else None)
     shard = config.stash.get(SHARD_KEY, None)
     if shard is not None:
-        from ..shard import fingerprint
+        from ..discover.shard import fingerprint
 
         plugin.rollup.shard = {"index": shard.index, "count": shard.count, "settings": fingerprint(
             state.settings, [p.code for p in state.principles], list(state.group_codes), state.trials,

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from ..nodes import STATE_KEY, PrincipleItem
 from . import _compat, rollup
+from .nodes import STATE_KEY, PrincipleItem
 
 # Reports cross from xdist workers as report.__dict__ through execnet's pure-Python serializer, which walks every
 # nested value (keywords, user properties, an item's record with its evidence, data and events) on the worker and
@@ -128,7 +128,7 @@ class XdistBatchHooks:
     alone, as xdist does."""
 
     def pytest_configure_node(self, node: Any) -> None:
-        from .. import xdist_batch
+        from . import xdist_batch
 
         node.workerinput[xdist_batch.OFFER] = xdist_batch.offer()
         dsession = node.config.pluginmanager.get_plugin(_compat.DSESSION)
@@ -198,7 +198,7 @@ def quiet_reporter_class() -> type:
 
 def batch_worker_events(config: pytest.Config) -> None:
     """On an xdist worker offered batching (xdist_batch.py): send a job's item events as one message."""
-    from .. import xdist_batch
+    from . import xdist_batch
 
     if not xdist_batch.accepted(config.workerinput):  # type: ignore[attr-defined]
         return

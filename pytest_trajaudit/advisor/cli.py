@@ -167,7 +167,7 @@ def audit_main(argv: list[str]) -> int:
     sys.stdout.write(text)
     sys.stdout.flush()
     if audit["verdict"] not in PASSING:  # why it is no pass, where a script's log shows it (stdout is the JSON)
-        from ..redact import printable
+        from ..scan.redact import printable
 
         reasons = [str(r) for r in audit.get("verdict_reasons") or audit.get("issues") or []]
         print(f"trajaudit audit: {audit['verdict']}: " + ("; ".join(printable(r) for r in reasons)
@@ -240,7 +240,7 @@ def _audit_files(audits: Path) -> list[Path]:
 def _attempt_dirs(path: Path) -> list[Path]:
     """``path`` itself when it is a job by the plugin's discovery rules or holds a trajectory at one of the usual
     positions, else its subdirectories (never symlinks)."""
-    from ..discovery import classify
+    from ..discover.jobs import classify
     from .core import TRAJECTORY_LOOKUP
 
     if classify(path) is not None or any(os.path.lexists(path / rel) for rel in TRAJECTORY_LOOKUP):

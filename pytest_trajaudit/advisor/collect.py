@@ -6,7 +6,7 @@
   (``<task>__<trial>``) or the folder name itself. A task named only inside ``result.json`` is not seen here
   (collection reads no file): give ``--trajaudit-privileged-root`` (e.g. the default layout's roots) to audit
   such jobs.
-Nothing inside the job decides it (an ``advisor/`` folder the run wrote is never read: DESIGN.md, ``discovery.py``).
+Nothing inside the job decides it (an ``advisor/`` folder the run wrote is never read: DESIGN.md, ``discover/jobs.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..discovery import JobRef
+from ..discover.jobs import JobRef
 from ..loaders.task import _is_task_dir
 
 DIR_LAYOUTS_EXCLUDED = ("bare-file", "record")

@@ -20,12 +20,12 @@ from typing import Any
 
 import orjson
 
-from ..aggregate import advisor_verdict
+from ..aggregate.verdicts import advisor_verdict
 from ..loaders.task import PrivilegedMaterial, load_privileged, load_public
 from ..model import UnusableInput
-from ..overlap import Matcher, privileged_lines
-from ..redact import quote
 from ..safeio import Budget, decode_text, file_kind, parse_text, read_bytes
+from ..scan.overlap import Matcher, privileged_lines
+from ..scan.redact import quote
 from . import judging
 from .layout import Layout, resolve_layout
 from .patterns import MENTION_PATTERNS, compile_mentions
@@ -289,7 +289,7 @@ def find_trajectory(attempt_dir: Path) -> Path:
     then ``agent/mini-swe-agent.trajectory.json``, then ``trajectory.json``, then any ``*trajectory*.json`` beneath
     the attempt directory (shallowest first, then by path; the ``advisor/`` folder and symlinks are never
     searched). A symlink or special file at one of these positions is unusable input."""
-    from ..discovery import classify
+    from ..discover.jobs import classify
     from ..loaders.job import audited_trajectory
 
     ref = classify(attempt_dir)

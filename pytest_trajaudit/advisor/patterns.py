@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from .. import linre
+from ..scan import linre
 
 _VERBS = (r"(?:said|says|say|suggest\w*|hint\w*|not(?:ed|es)|recommend\w*|told|tells|want(?:s|ed)?|asked|"
           r"mention\w*|point(?:s|ed)\s+out|indicat\w*|confirm\w*|insist\w*|expect(?:s|ed)|flagg?\w*|warn\w*)")

@@ -8,7 +8,7 @@ each of its lines that is a JSON value. The strings are joined in chunks with NU
 decoded text, so nothing matches across two strings), and every check makes one linear pass per chunk.
 
 - ADV-4: every privileged line of 40 characters or more (whitespace runs collapsed) is matched verbatim with one
-  Aho–Corasick automaton (:mod:`pytest_trajaudit.overlap`); each match is quoted by at most its first 60 characters.
+  Aho–Corasick automaton (:mod:`pytest_trajaudit.scan.overlap`); each match is quoted by at most its first 60 characters.
 - ADV-3: the mention patterns of :mod:`.patterns`, one compiled alternation.
 
 By design neither catches a paraphrase, a privileged line shorter than 40 characters, homoglyphs or zero-width
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import ahocorasick
 
 from ..model import UnusableInput
-from ..overlap import Matcher, PrivilegedLine, collapse
+from ..scan.overlap import Matcher, PrivilegedLine, collapse
 from .patterns import KEYWORDS, MENTION_PATTERNS, label_of
 
 MAX_LAYERS = 3  # JSON decoded inside strings, at most this many layers deep

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import linre
 from ..model import AGENT, EXECUTE, OTHER, THOUGHT, TOOL, USER, Event, Trajectory
 from ..safeio import Parsed
+from ..scan import linre
 from .common import clip, dumps, flatten_text, kind_for_tool, tool_event
 
 NAME = "acp-jsonl"

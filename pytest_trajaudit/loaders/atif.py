@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import linre
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
+from ..scan import linre
 from .common import clip, flatten_text, tool_event
 
 NAME = "atif"

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..discovery import Contents, contents
+from ..discover.jobs import Contents, contents
 from ..model import Trajectory, UnusableInput
-from ..redact import printable
 from ..safeio import Budget, decode_text, file_kind, parse_text, read_bytes
+from ..scan.redact import printable
 
 _HARBOR = (
     "agent/claude-code.txt",  # Claude stream-json: tool results with is_error, sub-agents, final result line

@@ -33,9 +33,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .. import linre
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
+from ..scan import linre
 from .common import clip, tool_event
 from .transcript import TEXT_SUFFIXES
 

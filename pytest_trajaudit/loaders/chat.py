@@ -26,9 +26,9 @@ from typing import Any
 
 import orjson
 
-from .. import linre
 from ..model import AGENT, EXECUTE, OTHER, SKILL, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed, loads_bounded
+from ..scan import linre
 from .common import clip, flatten_text, tool_event
 
 NAME = "chat"

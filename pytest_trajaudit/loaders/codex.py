@@ -27,9 +27,9 @@ from typing import Any
 
 import orjson
 
-from .. import linre
 from ..model import AGENT, EDIT, EXECUTE, FETCH, OTHER, READ, SEARCH, THINK, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed, loads_bounded
+from ..scan import linre
 from .common import SHLEX_MAX, clip, dumps, flatten_text, kind_for_tool, split_words, tool_event
 
 NAME = "codex"

@@ -49,7 +49,6 @@ from typing import Any
 
 import orjson
 
-from .. import linre
 from ..model import (
     AGENT,
     EDIT,
@@ -65,6 +64,7 @@ from ..model import (
     UnusableInput,
 )
 from ..safeio import Parsed, SafeZip, decode_text, derived, is_zip, open_zip, parse_text
+from ..scan import linre
 from .common import clip, flatten_text, mark_submissions, score_value, shell_read_paths, tool_event
 
 NAME = "inspect-ai"

@@ -11,9 +11,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..discovery import JobRef, contents
+from ..discover.jobs import JobRef, contents
 from ..model import Job, Trajectory, UnusableInput, Verifier
-from ..redact import TAIL_MARGIN, head_of, printable, tail_of
 from ..safeio import (
     Budget,
     Parsed,
@@ -25,6 +24,7 @@ from ..safeio import (
     parse_text,
     read_bytes,
 )
+from ..scan.redact import TAIL_MARGIN, head_of, printable, tail_of
 from ..settings import Settings
 from . import candidates, multi
 from .common import MAX_NESTING

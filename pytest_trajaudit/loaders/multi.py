@@ -38,7 +38,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from ..discovery import JobRef
+from ..discover.jobs import JobRef
 from ..model import Trajectory, UnusableInput
 from ..safeio import HEAD_BYTES, Budget, Parsed, parse_bytes, read_bytes, read_head
 from .sniff import detect
@@ -265,7 +265,7 @@ def file_jobs(path: Path, max_file: int, *, given: bool) -> list[JobRef]:
     """The jobs of one file: one per member when a module claims it "multi", the file itself when claimed
     "single" (or given directly, or named like a trajectory), nothing otherwise. A container whose members cannot be listed is returned
     as itself (``member=None``): loading it reports why."""
-    from ..discovery import bare_file, looks_like_trajectory
+    from ..discover.jobs import bare_file, looks_like_trajectory
 
     if path.name.endswith(".traj"):
         return [bare_file(path)]
@@ -285,7 +285,7 @@ def file_jobs(path: Path, max_file: int, *, given: bool) -> list[JobRef]:
 def find_all_jobs(root: Path, max_file: int = 512 * 1024 * 1024) -> list[JobRef]:
     """Every job under ``root`` as the plugin collects them: directory jobs, loose files a format claims, one ref
     per member of a multi-record file (for scripts and tests; the plugin walks lazily through its nodes)."""
-    from ..discovery import classify, loose_files, subdirs
+    from ..discover.jobs import classify, loose_files, subdirs
 
     root = Path(os.path.abspath(root))
     try:

@@ -40,7 +40,6 @@ from typing import Any
 
 import orjson
 
-from .. import linre
 from ..model import (
     AGENT,
     EDIT,
@@ -57,6 +56,7 @@ from ..model import (
     UnusableInput,
 )
 from ..safeio import Budget, Parsed, derived, iter_lines, loads_bounded, parse_bytes, read_bytes
+from ..scan import linre
 from .common import clip, flatten_text, shell_read_paths, tool_event
 
 NAME = "openhands"

@@ -41,9 +41,9 @@ from typing import Any
 
 import orjson
 
-from .. import linre
 from ..model import EDIT, EXECUTE, OTHER, OTHER_KIND, READ, SEARCH, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed, loads_bounded
+from ..scan import linre
 from .common import clip, flatten_text, shell_read_paths, split_words, tool_event
 
 NAME = "swe-agent"

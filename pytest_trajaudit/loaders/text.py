@@ -9,9 +9,9 @@ transcripts with role headings are read by ``loaders/transcript.py`` instead.
 
 from __future__ import annotations
 
-from .. import linre
 from ..model import AGENT, EXECUTE, Event, Trajectory
 from ..safeio import Parsed
+from ..scan import linre
 from .common import clip
 
 NAME = "plain-text"

@@ -46,9 +46,9 @@ from typing import Any
 
 import orjson
 
-from .. import linre
 from ..model import AGENT, OTHER, THOUGHT, USER, Event, Trajectory
 from ..safeio import Parsed
+from ..scan import linre
 from .common import clip, code_blocks, mark_submissions, score_value, tool_event
 
 NAME = "markdown-transcript"

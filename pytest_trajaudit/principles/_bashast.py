@@ -23,8 +23,8 @@ import codecs
 import re
 from dataclasses import dataclass
 
-from .. import linre
 from ..loaders.common import _segments
+from ..scan import linre
 
 try:
     import tree_sitter as _ts

@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from .. import linre
 from ..loaders.common import _posix_split
 from ..model import AGENT, EDIT, EXECUTE, TOOL, Event, Trajectory
-from ..overlap import collapse
+from ..scan import linre
+from ..scan.overlap import collapse
 from ._shell import write_targets
 from ._testcases import strip_line_numbers
 

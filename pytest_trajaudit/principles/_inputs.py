@@ -15,8 +15,8 @@ Listings (``ls``, ``find``, Glob) name files without reading them: not reads of 
 
 from __future__ import annotations
 
-from .. import linre
 from ..model import EDIT, EXECUTE, READ, SEARCH, TOOL, Event, Job
+from ..scan import linre
 from ._bashast import MENTION, WRITE
 from ._bashast import READ as READ_OP
 from ._privileged import touches_of

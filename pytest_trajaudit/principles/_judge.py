@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..judges import Answer, JudgeRequest, clip
 from ..model import TOOL, Event, Job
-from ..redact import quote, redact
+from ..scan.redact import quote, redact
 
 SYSTEM = ("You are a careful auditor of AI-agent benchmark runs. You read a task, what the agent did and what the "
           "verifier said, and you answer with exactly one JSON object that matches the requested schema: no prose "

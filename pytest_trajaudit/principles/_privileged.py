@@ -28,10 +28,10 @@ import fnmatch
 import re
 from dataclasses import dataclass, field
 
-from .. import linre
 from ..model import EDIT, EXECUTE, OTHER, READ, SEARCH, TOOL, USER, Event, Job
-from ..needles import may_match, scan
-from ..redact import redact
+from ..scan import linre
+from ..scan.needles import may_match, scan
+from ..scan.redact import redact
 from ..settings import Settings
 from ._bashast import DELETE, IMPORT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
 from ._shell import failed_by_output

@@ -16,7 +16,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from .. import linre
+from ..scan import linre
 from ._testcases import _NO, Cases, Key, node_value, trivial, variants, wordlike
 
 MAX_SOURCE = 512 * 1024  # characters of one file or fragment parsed (a larger one is scanned line by line)

@@ -34,8 +34,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..model import EXECUTE, TOOL, Finding, Job, Task, UnusableInput
-from ..redact import quote
 from ..safeio import Budget, file_kind, read_bytes
+from ..scan.redact import quote
 from ..settings import Settings
 from ._delivered import reconstruct
 from ._rerun import find_artifact, kill_group

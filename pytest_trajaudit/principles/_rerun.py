@@ -41,9 +41,9 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from .. import linre
 from ..model import Finding, Job, Task, UnusableInput
 from ..safeio import Budget, file_kind, read_bytes
+from ..scan import linre
 from ..settings import Settings
 
 CODE_SUFFIXES = {".py", ".pyc", ".pyw", ".pyz", ".pth", ".sh", ".bash", ".zsh", ".ksh", ".csh", ".tcsh", ".fish",

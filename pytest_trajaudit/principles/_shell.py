@@ -4,9 +4,9 @@ forgotten by :func:`forget` after the job."""
 
 from __future__ import annotations
 
-from .. import linre, needles
 from ..model import EDIT, EXECUTE, READ, SEARCH, Event
-from ..needles import may_match
+from ..scan import linre, needles
+from ..scan.needles import may_match
 
 # redirect targets: `> f`, `>> f`, `tee [-a] f`, `cp/mv/install SRC DST`, `ln -s SRC DST`, `sed -i ... f`,
 # `touch f`, heredoc `cat > f <<EOF`. Heuristic by design: documented in the README.
@@ -76,7 +76,7 @@ ACT, TEXT = 0, 1  # which text of an event found() is about: its action text, it
 
 
 def found(e: Event, which: int, text: str) -> needles.Found | None:
-    """:func:`~pytest_trajaudit.needles.scan` of ``text`` (the event's action text or its text), once per job:
+    """:func:`~pytest_trajaudit.scan.needles.scan` of ``text`` (the event's action text or its text), once per job:
     P1 and P2 ask about the same texts with sixteen patterns. Only the answer is kept, not the text."""
     if len(text) < needles.FUSE_MIN:  # most texts: scan() says None for them without looking (nothing to keep)
         return None

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import re
 
-from .. import linre
 from ..model import Event, Job
+from ..scan import linre
 
 _LITERAL_SUB_PATH = linre.compile(r"references/[^\s\"'\\]*?\.md")
 _PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./~-")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..model import AGENT, EDIT, EXECUTE, THOUGHT, TOOL, Event
-from ..redact import quote
+from ..scan.redact import quote
 
 QUOTE_CHARS = 300
 _TEXT_TYPES = (AGENT, THOUGHT)

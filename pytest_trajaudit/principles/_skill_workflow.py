@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from .. import linre
+from ..scan import linre
 
 _HEADING = linre.compile(r"^[ ]{0,3}(#{1,6})[ \t]+(\S.*)$")
 _BOLD = linre.compile(r"^[ ]{0,3}\*\*([^*]+)\*\*:?[ \t]*$")

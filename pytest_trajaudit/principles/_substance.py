@@ -12,7 +12,7 @@ import json
 import math
 from typing import Any
 
-from .. import linre
+from ..scan import linre
 
 MAX_PARSE = 1 << 20  # longer texts are tokenized, never parsed (literal_eval's cost grows with nesting)
 MAX_LEAVES = 200_000

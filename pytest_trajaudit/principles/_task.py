@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .. import linre
 from ..model import EXECUTE, TOOL, Event, Job, Task
-from ..needles import RE2
-from ..overlap import Matcher, privileged_lines
+from ..scan import linre
+from ..scan.needles import RE2
+from ..scan.overlap import Matcher, privileged_lines
 
 # Where Harbor/SkillsBench mount a task's privileged folders inside the container.
 MOUNTS = {"tests": "/tests/", "solution": "/solution/", "oracle": "/oracle/", "verifier": "/verifier/"}

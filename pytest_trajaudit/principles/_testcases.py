@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import linre
+from ..scan import linre
 
 MAX_TEXT = 1024 * 1024  # characters of one text scanned for cases
 MAX_LITERAL = 2000  # characters of one literal parsed

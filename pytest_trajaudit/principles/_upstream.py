@@ -16,9 +16,9 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
-from .. import linre
 from ..model import EXECUTE, FETCH, TOOL, Event, Job
-from ..needles import may_match
+from ..scan import linre
+from ..scan.needles import may_match
 from ..settings import Settings
 from ._privileged import instruction_text
 from ._shell import failed_by_output

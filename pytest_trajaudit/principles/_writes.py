@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import re
 
-from .. import linre
 from ..model import EDIT, EXECUTE, Event
+from ..scan import linre
 from ._shell import _MEMO_MAX, CMD_WRITES, write_targets
 
 _HEREDOC = re.compile(r"(?<!<)<<-?\s*(['\"]?)([A-Za-z_][\w.-]*)\1")

@@ -13,8 +13,8 @@ import json
 import re
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, READ, SKILL, THINK, THOUGHT, TOOL, USER, Event, Finding, Job
-from ..needles import AnyOf, Found, may_match
-from ..redact import quote
+from ..scan.needles import AnyOf, Found, may_match
+from ..scan.redact import quote
 from ..settings import Settings
 from . import principle
 from ._privileged import analyse

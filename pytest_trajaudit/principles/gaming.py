@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .. import linre
 from ..model import AGENT, EDIT, THOUGHT, TOOL, USER, Event, Finding, Job
-from ..overlap import collapse
-from ..redact import quote
+from ..scan import linre
+from ..scan.overlap import collapse
+from ..scan.redact import quote
 from ..settings import Settings
 from . import principle
 from ._delivered import Delivered, Piece, reconstruct

@@ -6,10 +6,10 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from .. import linre
 from ..model import AGENT, EDIT, EXECUTE, THOUGHT, TOOL, USER, Event, Finding, Job
-from ..needles import may_match
-from ..redact import quote, redact
+from ..scan import linre
+from ..scan.needles import may_match
+from ..scan.redact import quote, redact
 from ..settings import Settings
 from . import principle
 from ._inputs import InputReads

@@ -26,10 +26,10 @@ from dataclasses import dataclass, replace
 
 import orjson
 
-from .. import linre
 from ..loaders.common import split_words
 from ..model import EDIT, EXECUTE, FETCH, READ, SEARCH, TOOL, Event, Finding, Job
 from ..report.tracegrader import JUDGE_DISABLED
+from ..scan import linre
 from ..settings import Settings
 from . import principle
 from ._shell import first_word, is_full_write, write_targets

@@ -35,10 +35,10 @@ import re
 import stat
 from dataclasses import dataclass, field
 
-from .. import linre
 from ..model import EXECUTE, OTHER, READ, TOOL, USER, Event, Finding, Job, UnusableInput
-from ..redact import quote
 from ..safeio import Budget, decode_text, file_kind, read_bytes
+from ..scan import linre
+from ..scan.redact import quote
 from ..settings import Settings
 from . import principle
 from ._shell import failed_by_output, first_word, write_targets

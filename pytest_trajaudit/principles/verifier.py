@@ -9,11 +9,11 @@ import io
 from pathlib import Path
 from typing import Any
 
-from .. import linre
 from ..judges import Answer
 from ..model import EXECUTE, TOOL, Finding, Job, Task, UnusableInput
-from ..redact import quote, redact
 from ..safeio import Budget, decode_text, file_kind, read_bytes
+from ..scan import linre
+from ..scan.redact import quote, redact
 from ..settings import Settings
 from . import Pending, principle
 from . import _judge as J

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from ..redact import redact_tree
+from ..scan.redact import redact_tree
 from .paths import open_dir_nofollow
 
 CORE_KEYS = ("anti_cheat_read", "anti_cheat_write", "agentic_floor", "tool_breakdown", "verbatim_final")
@@ -26,7 +26,7 @@ TRACE_CODES = ("TG-1", "TG-2", "TG-3", "TG-4", "TG-5")  # the original's check o
 def trace_grader_block(meta: dict[str, Any], records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The original's per-run report ``{task, run_id, delivered, step_count, flags, corrupt_success, verdict}``
     built from the TG items' flags (in check order), or None when no TG item judged the job."""
-    from ..aggregate import corrupt_success, trace_run_verdict
+    from ..aggregate.verdicts import corrupt_success, trace_run_verdict
 
     recs = [(c, records[c]) for c in TRACE_CODES if c in records and "step_count" in (records[c].get("data") or {})]
     if not recs:
@@ -149,7 +149,7 @@ def _printable_tree(value: Any) -> Any:
     ``redact.printable``) and non-finite numbers as null (strict JSON has no NaN)."""
     import math
 
-    from ..redact import printable
+    from ..scan.redact import printable
 
     if isinstance(value, float) and not math.isfinite(value):
         return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..redact import quote, redact
+from ..scan.redact import quote, redact
 from . import template
 
 MAX_ROWS = 200

@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..completeness import EXIT_INCOMPLETE
+from ..aggregate.completeness import EXIT_INCOMPLETE
 from ..gcpause import paused_gc
 from .summary import Rollup
 
@@ -106,7 +106,7 @@ def rollup_from(docs: list[dict[str, Any]]) -> tuple[Rollup, dict[str, str]]:
     """One roll-up holding every shard's jobs and groups, and the principle code → audit-JSON key map. The
     waivers' entries and the baseline come back from the first shard (``check`` made sure they all agree): the
     stale waivers and the baseline diff are recomputed over every job."""
-    from ..baseline import Baseline
+    from .baseline import Baseline
 
     rollup = Rollup(docs[0].get("mode") or "precise")
     if isinstance(docs[0].get("waivers"), dict):

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from .. import baseline as _baseline
-from .. import waivers as _waivers
+from . import baseline as _baseline
+from . import waivers as _waivers
 
 
 def waived(rec: Mapping[str, Any] | None) -> bool:
@@ -67,7 +67,7 @@ def properties(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def terminal_lines(summary: Mapping[str, Any]) -> list[str]:
-    from ..redact import printable
+    from ..scan.redact import printable
 
     return [printable(line) for line in
             _waivers.lines(summary.get("waivers")) + _baseline.lines(summary.get("baseline"))]
@@ -75,7 +75,7 @@ def terminal_lines(summary: Mapping[str, Any]) -> list[str]:
 
 def markdown_lines(summary: Mapping[str, Any]) -> list[str]:
     """report.md's "Review" section (empty without waivers or a baseline)."""
-    from ..redact import quote
+    from ..scan.redact import quote
 
     lines = _waivers.lines(summary.get("waivers")) + _baseline.lines(summary.get("baseline"))
     if not lines:
@@ -85,7 +85,7 @@ def markdown_lines(summary: Mapping[str, Any]) -> list[str]:
 
 def html_section(summary: Mapping[str, Any]) -> str:
     """report.html's review section: every waiver line and the baseline diff, escaped."""
-    from ..redact import redact
+    from ..scan.redact import redact
 
     w, b = _waivers.lines(summary.get("waivers")), _baseline.lines(summary.get("baseline"))
     if not w and not b:

@@ -6,7 +6,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..aggregate import (
+from ..aggregate.completeness import Coverage
+from ..aggregate.verdicts import (
     TRACE_VERDICTS,
     VERDICTS,
     Outcome,
@@ -20,7 +21,6 @@ from ..aggregate import (
     skills_flags,
     verdict_counts,
 )
-from ..completeness import Coverage
 from ..judges.stats import Totals
 from . import tracegrader
 from .audit import build_audit, trace_grader_block, write_json_atomic, write_text_atomic

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..model import Event
-from ..redact import clean
+from ..scan.redact import clean
 
 HEAD = 3  # the first events: the task prompt and the agent's first moves
 TAIL = 2  # the last events: the final answer

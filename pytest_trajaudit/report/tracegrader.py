@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..aggregate import TRACE_VERDICTS
+from ..aggregate.verdicts import TRACE_VERDICTS
 
 RUN_KEYS = ("task", "run_id", "delivered", "step_count", "flags", "corrupt_success", "verdict")
 FLAG_KEYS = ("check", "severity", "step", "tool", "detail")

@@ -87,7 +87,7 @@ def make_attempt(root: Path, name: str = "attempt-1", *, trajectory: Any = CLEAN
 def cli(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``trajaudit ARGS`` in a subprocess (the console script's module), judge variables cleared unless given."""
     base = {k: v for k, v in os.environ.items() if not k.startswith(("JUDGE_", "ADVISOR_"))}
-    return subprocess.run([sys.executable, "-m", "pytest_trajaudit.cli", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "pytest_trajaudit.cli.main", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, env={**base, **(env or {})}, timeout=300)
 
 
@@ -127,7 +127,7 @@ def unprivileged(fn: Callable[[], Any]) -> Any:
 
 def cli_inprocess(*args: str | Path) -> tuple[int, str, str]:
     """``trajaudit ARGS`` in this process (for :func:`unprivileged`): (exit code, stdout, stderr)."""
-    from pytest_trajaudit.cli import main
+    from pytest_trajaudit.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):

@@ -22,7 +22,7 @@ from pytest_trajaudit.advisor.scan import (
     scan,
 )
 from pytest_trajaudit.model import UnusableInput
-from pytest_trajaudit.overlap import Matcher, privileged_lines
+from pytest_trajaudit.scan.overlap import Matcher, privileged_lines
 
 # 61 characters, with a double quote, a backslash and a tab: its JSON-escaped form differs from the line itself
 TRICKY = 'printf "%s\\n" "$EXPECTED" \t| sha256sum > /root/answer_digest.txt'
@@ -237,7 +237,7 @@ def test_mentions_are_distinct_and_capped() -> None:
 
 
 def test_collapse_splits_on_exactly_the_regex_whitespace() -> None:
-    from pytest_trajaudit.overlap import collapse
+    from pytest_trajaudit.scan.overlap import collapse
 
     ws = re.compile(r"\s")
     assert [c for c in range(0x110000) if bool(ws.match(chr(c))) != chr(c).isspace()] == []

@@ -7,7 +7,7 @@ import pytest
 
 from pytest_trajaudit.advisor import judging
 from pytest_trajaudit.advisor.core import ISSUE_NO_MATERIAL, assemble, check, from_records
-from pytest_trajaudit.aggregate import advisor_verdict
+from pytest_trajaudit.aggregate.verdicts import advisor_verdict
 from pytest_trajaudit.judges import Answer
 
 COHERENT = {"coherent": True, "unsupported_direction_changes": []}

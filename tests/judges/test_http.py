@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.engine import _answer
 from pytest_trajaudit.judges import JudgeConfig, JudgeRequest, ask, cache, shutdown, submit
+from pytest_trajaudit.principles.engine import _answer
 from tests.judgeserver import JudgeServer, http, ok, slow, text, trickle
 
 pytestmark = pytest.mark.usefixtures("litellm")

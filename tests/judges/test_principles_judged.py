@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.discovery import classify
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import classify
 from pytest_trajaudit.judges import JudgeConfig
 from pytest_trajaudit.model import Job, Trajectory
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.settings import Settings
 from tests.jobfactory import make_job
 from tests.judgeserver import JudgeServer, ok, slow

@@ -235,7 +235,7 @@ def test_p13_finish() -> None:
 
 
 def test_importing_the_plugin_does_not_import_litellm() -> None:
-    code = ("import sys, pytest_trajaudit.plugin, pytest_trajaudit.judges, pytest_trajaudit.engine; "
+    code = ("import sys, pytest_trajaudit.plugin, pytest_trajaudit.judges, pytest_trajaudit.principles.engine; "
             "import pytest_trajaudit.report.summary; print('litellm' in sys.modules, 'openai' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_trajaudit.discovery import find_jobs
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import find_jobs
 from pytest_trajaudit.loaders import acp
 from pytest_trajaudit.loaders.sniff import detect
 from pytest_trajaudit.model import EXECUTE, TOOL, USER
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.safeio import parse_text
 from pytest_trajaudit.settings import Settings
 from tests.helpers import load_text

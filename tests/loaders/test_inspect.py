@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_trajaudit.discovery import JobRef
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import JobRef
 from pytest_trajaudit.loaders import inspect_ai
 from pytest_trajaudit.loaders.job import load_job
 from pytest_trajaudit.loaders.multi import RECORD, find_all_jobs, list_members, load_record, member_ref
@@ -31,6 +30,7 @@ from pytest_trajaudit.model import (
     UnusableInput,
 )
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.safeio import Budget, SafeZip, open_zip, parse_bytes, parse_text
 from pytest_trajaudit.settings import Settings
 from tests.helpers import load_text

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from pytest_trajaudit.discovery import JobRef
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import JobRef
 from pytest_trajaudit.loaders import inspect_ai
 from pytest_trajaudit.loaders.common import infer_kind, kind_for_tool, kind_from_args, tool_event
 from pytest_trajaudit.loaders.multi import RECORD, find_all_jobs, load_record, member_ref
 from pytest_trajaudit.model import EDIT, EXECUTE, FETCH, OTHER_KIND, READ, SEARCH, THINK
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.safeio import Budget, parse_text
 from pytest_trajaudit.settings import Settings
 from tests.loaders.test_inspect import header, model, sample, tools

@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from pytest_trajaudit.discovery import JobRef, bare_file
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import JobRef, bare_file
 from pytest_trajaudit.loaders import openhands
 from pytest_trajaudit.loaders.job import load_job
 from pytest_trajaudit.loaders.multi import RECORD, find_all_jobs, list_members, load_record, member_ref
 from pytest_trajaudit.loaders.sniff import detect
 from pytest_trajaudit.model import AGENT, EDIT, EXECUTE, OTHER, READ, THOUGHT, TOOL, USER, UnusableInput
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.safeio import Budget, parse_text
 from pytest_trajaudit.settings import Settings
 from tests.helpers import load_file, load_text

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.discovery import bare_file, classify, loose_files
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import bare_file, classify, loose_files
 from pytest_trajaudit.loaders import miniswe, sweagent
 from pytest_trajaudit.loaders.job import load_job
 from pytest_trajaudit.loaders.multi import find_all_jobs
 from pytest_trajaudit.loaders.sniff import detect
 from pytest_trajaudit.model import EDIT, EXECUTE, OTHER, OTHER_KIND, READ, SEARCH, THOUGHT, TOOL, USER
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.safeio import parse_text
 from pytest_trajaudit.settings import Settings
 from tests.helpers import load_file, load_text

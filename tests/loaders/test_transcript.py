@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.engine import audit_job
 from pytest_trajaudit.loaders import text, transcript
 from pytest_trajaudit.loaders.multi import find_all_jobs
 from pytest_trajaudit.loaders.sniff import detect
 from pytest_trajaudit.model import AGENT, EDIT, EXECUTE, OTHER, READ, SEARCH, TOOL, USER
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.safeio import parse_text
 from pytest_trajaudit.settings import Settings
 from tests.helpers import load_text

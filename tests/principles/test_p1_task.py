@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from pytest_trajaudit.loaders.task import MAX_PRIV_FILE, candidate_names, find_task_dir, load_task
 from pytest_trajaudit.model import Job, Task, UnusableInput
-from pytest_trajaudit.overlap import Matcher, collapse, privileged_lines
 from pytest_trajaudit.principles import _task
+from pytest_trajaudit.scan.overlap import Matcher, collapse, privileged_lines
 from pytest_trajaudit.settings import Settings
 from tests.principles.builders import PRECISE, acp_job, msg, read, run, sh, thought, write
 from tests.taskfactory import SOLUTION_LINES, SOLVE_SH, TIGHT_CHECK, load, make_task, result_doc

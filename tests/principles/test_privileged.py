@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.engine import audit_job
 from pytest_trajaudit.loaders.multi import find_all_jobs
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.principles._bashast import fold, python_facts, shell_touches
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.settings import Settings
 from tests.principles.builders import LITERAL, acp_job, msg, read, run, sh, tool, user, write
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.aggregate import trace_run_verdict
+from pytest_trajaudit.aggregate.verdicts import trace_run_verdict
 from pytest_trajaudit.loaders import hooklib, traces
 from pytest_trajaudit.loaders.common import tool_event
 from pytest_trajaudit.model import Job, Trajectory, Verifier

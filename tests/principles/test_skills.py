@@ -11,12 +11,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from pytest_trajaudit.aggregate import skill_impact, skill_outcome, skills_flags
-from pytest_trajaudit.discovery import bare_file, find_jobs
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.aggregate.verdicts import skill_impact, skill_outcome, skills_flags
+from pytest_trajaudit.discover.jobs import bare_file, find_jobs
 from pytest_trajaudit.loaders.job import load_job
 from pytest_trajaudit.model import TOOL, Job, Task, UnusableInput
 from pytest_trajaudit.principles import registry
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.principles.skills import is_skill_invocation, workflow_steps
 from pytest_trajaudit.report import schema as schema_mod
 from pytest_trajaudit.report.audit import build_audit

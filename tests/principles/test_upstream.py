@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.discovery import find_jobs
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.discover.jobs import find_jobs
 from pytest_trajaudit.model import Task
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.principles._upstream import upstream_of
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.settings import Settings
 from tests.principles.builders import LITERAL, acp_job, run, sh, tool, user
 

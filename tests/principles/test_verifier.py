@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_trajaudit.aggregate import Outcome, job_verdict
-from pytest_trajaudit.discovery import classify
-from pytest_trajaudit.engine import audit_job
+from pytest_trajaudit.aggregate.verdicts import Outcome, job_verdict
+from pytest_trajaudit.discover.jobs import classify
 from pytest_trajaudit.loaders.task import load_task
 from pytest_trajaudit.model import Job, Verifier
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.principles._rerun import perturbations
+from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.report.summary import Rollup
 from pytest_trajaudit.settings import Settings
 from tests.jobfactory import make_job

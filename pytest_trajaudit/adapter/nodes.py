@@ -14,20 +14,17 @@ from typing import Any
 
 import pytest
 
-from .adapter.nodeids import path_id
-from .advisor.collect import advisor_known
-from .discovery import JobRef, bare_file, looks_like_trajectory, loose_files
-from .engine import JobAudit, audit_job
-from .groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, plan
-from .loaders.multi import RECORD, claim, list_members, member_ref, node_name
-from .model import UnusableInput
-from .principles import Principle
-from .redact import clean, printable
-from .safeio import events_limit
-
-
-class TrajauditWarning(UserWarning):
-    """A WARN finding. ``-W error::pytest_trajaudit.nodes.TrajauditWarning`` turns WARN into failures."""
+from .. import TrajauditWarning
+from ..advisor.collect import advisor_known
+from ..aggregate.groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, plan
+from ..discover.jobs import JobRef, bare_file, looks_like_trajectory, loose_files
+from ..loaders.multi import RECORD, claim, list_members, member_ref, node_name
+from ..model import UnusableInput
+from ..principles import Principle
+from ..principles.engine import JobAudit, audit_job
+from ..safeio import events_limit
+from ..scan.redact import clean, printable
+from .nodeids import path_id
 
 
 class AuditFailure(Exception):
@@ -359,7 +356,7 @@ class PrincipleItem(pytest.Item):
         job = self.job
         rel = job.__dict__.get("_trajaudit_relpath")
         if rel is None:
-            from .adapter._compat import node_relpath
+            from ._compat import node_relpath
 
             rel = node_relpath(self.session, printable(str(self.path)))
             job.__dict__["_trajaudit_relpath"] = rel
@@ -485,7 +482,7 @@ def _in_shard(config: pytest.Config, ref: JobRef) -> bool:
     shard = config.stash.get(SHARD_KEY, None)
     if shard is None:
         return True
-    from .shard import in_shard
+    from ..discover.shard import in_shard
 
     return in_shard(ref, config.stash[STATE_KEY].roots, shard)
 

@@ -12,18 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import timebudget
-from .discovery import JobRef
-from .gcpause import paused_gc
-from .judges import Answer
-from .loaders.job import load_job
-from .model import Finding, Job, UnusableInput
-from .principles import Pending, Principle
-from .principles._shell import forget
-from .redact import clean, redact_tree
-from .report.timeline import timeline
-from .settings import Settings
-from .timebudget import AuditTimeout, budget
+from .. import timebudget
+from ..discover.jobs import JobRef
+from ..gcpause import paused_gc
+from ..judges import Answer
+from ..loaders.job import load_job
+from ..model import Finding, Job, UnusableInput
+from ..report.timeline import timeline
+from ..scan.redact import clean, redact_tree
+from ..settings import Settings
+from ..timebudget import AuditTimeout, budget
+from . import Pending, Principle
+from ._shell import forget
 
 
 @dataclass(slots=True)
@@ -61,7 +61,7 @@ class JobAudit:
         d = self.pending.pop(code, None)
         if d is None:
             return self.results.pop(code, None) if self.partial else self.results.get(code)
-        from .judges.stats import item_stats
+        from ..judges.stats import item_stats
 
         answers = [_answer(f, m) for f, m in zip(d.futures, d.models, strict=True)]
         stats = item_stats(answers)
@@ -217,7 +217,7 @@ def _answer(f: Future[Answer], model: str) -> Answer:
 
 
 def _submit(p: Pending, cfg: Settings) -> Deferred:
-    from .judges import submit
+    from ..judges import submit
 
     assert cfg.judge is not None
     return Deferred([submit(m, r, cfg.judge) for m, r in p.requests], p.finish, [m for m, _ in p.requests])

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .redact import redact
-from .userfiles import read_bounded
+from ..scan.redact import redact
+from ..userfiles import read_bounded
 
 FINDING_STATUSES = ("FAIL", "WARN")
 MAX_BYTES = 2 * 1024 * 1024 * 1024  # a 10,000-job summary.json is ~170 MB; past this it is refused unread

@@ -33,7 +33,7 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .timebudget import tick
+from ..timebudget import tick
 
 try:
     import re2 as _re2

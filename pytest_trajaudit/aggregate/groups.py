@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .aggregate import Outcome, job_verdict, pass_k_entries, skill_impact, skill_quote_fields, trial_coverage
-from .discovery import JobRef
-from .engine import JobAudit
-from .principles import Principle, integrity_codes
+from ..discover.jobs import JobRef
+from ..principles import Principle, integrity_codes
+from ..principles.engine import JobAudit
+from .verdicts import Outcome, job_verdict, pass_k_entries, skill_impact, skill_quote_fields, trial_coverage
 
 GROUP_CODES = ("PASSK", "SB-2")
 
@@ -98,7 +98,7 @@ def complete(rec: dict[str, Any] | None, codes: Iterable[str] | None = None) -> 
 
 @functools.cache
 def _builtin_needed() -> tuple[str, ...]:
-    from .principles import registry
+    from ..principles import registry
 
     return needed(registry())
 

@@ -47,10 +47,10 @@ def grade(path: Path, settings, task: str | None = None, transcript: bool = Fals
     ``transcript``: a session transcript carries no task verdict, so a run of unknown delivery is reported
     delivered, as the original forces a transcript's ``run.ok`` (its verdict is graded that way already).
     Raises TraceInputError for a file that cannot be read or holds no run."""
-    from .engine import audit_job
-    from .loaders.multi import file_jobs
-    from .principles import registry
-    from .report.audit import trace_grader_block
+    from ..loaders.multi import file_jobs
+    from ..principles import registry
+    from ..principles.engine import audit_job
+    from ..report.audit import trace_grader_block
 
     principles = [p for p in registry().values() if p.family == "rules"]
     blocks = []
@@ -72,10 +72,10 @@ def grade(path: Path, settings, task: str | None = None, transcript: bool = Fals
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .principles.rules import judge_axis
-    from .report import tracegrader
-    from .rulesfile import RulesFileError, apply_rules_file
-    from .settings import Settings
+    from ..principles.rules import judge_axis
+    from ..report import tracegrader
+    from ..rulesfile import RulesFileError, apply_rules_file
+    from ..settings import Settings
 
     args = _parser().parse_args(argv)
     source, task, kind = next(((v, t, k) for v, t, k in ((args.traces, None, "traces"), (args.audit, args.task, "audit"),

@@ -7,7 +7,7 @@ trajectory, or in the job above ``job/agent``, is as hostile as one inside the p
 
 :func:`audited_tree` gives that agent-writable top for one audit path; the plugin refuses a pytest config file or
 rootdir inside any of them (adapter/), and the ``trajaudit`` command starts pytest from a directory above all of
-them (cli.py).
+them (cli/main.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import discovery
+from . import jobs as discovery
 
 
 def _is_dir(p: Path) -> bool:

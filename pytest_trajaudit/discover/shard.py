@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import linre
-from .discovery import JobRef
-from .groups import group_key
+from ..aggregate.groups import group_key
+from ..scan import linre
+from .jobs import JobRef
 
 _SPEC = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 SALT = "trajaudit-shard-1\0"

@@ -30,7 +30,7 @@ SAFE_INI = Path(__file__).resolve().parent / "safe.ini"
 def trusted_rootdir(paths: list[str], cwd: Path | None = None) -> Path:
     """The working directory, unless it lies in an audited tree (trust.audited_tree: a path inside a job makes
     the whole job the tree); then the directory just above the highest such tree."""
-    from .trust import audited_tree
+    from ..discover.trust import audited_tree
 
     cwd = Path(os.path.abspath(cwd or os.getcwd()))
     rootdir = cwd
@@ -189,7 +189,7 @@ def version() -> str:
     try:
         return dist_version("pytest-trajaudit")
     except PackageNotFoundError:
-        from . import __version__
+        from .. import __version__
 
         return __version__
 
@@ -215,8 +215,8 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str]]:
 
 def _project_config(paths: list[str], extra: list[str], cwd: Path) -> tuple[list[str], list[str]] | int:
     """(audit paths, ``-o`` arguments from the project config), or an exit code after a usage error."""
+    from ..discover.trust import audited_tree, enclosing_job, inside
     from . import projectconfig
-    from .trust import audited_tree, enclosing_job, inside
 
     if any(a in ("-c", "--config-file") or a.startswith(("--config-file=", "-c=")) for a in extra):
         if not paths:
@@ -282,15 +282,15 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     cmd = argv[0] if argv else ""
     if cmd == "merge":  # combine --trajaudit-shard reports (report/merge.py)
-        from .report.merge import main as merge_main
+        from ..report.merge import main as merge_main
 
         return merge_main(argv[1:])
     if cmd in ("audit", "summarize"):  # the advisor audit (advisor/cli.py; no pytest involved)
-        from .advisor.cli import main as advisor_main
+        from ..advisor.cli import main as advisor_main
 
         return advisor_main(argv)
-    if cmd == "trace-grader":  # the original trace-grader's report and exit code (trace_cli.py)
-        from .trace_cli import main as trace_main
+    if cmd == "trace-grader":  # the original trace-grader's report and exit code (cli/trace_grader.py)
+        from .trace_grader import main as trace_main
 
         return trace_main(argv[1:])
     if cmd in ("-h", "--help"):

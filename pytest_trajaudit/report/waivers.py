@@ -26,7 +26,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-from .userfiles import read_bounded
+from ..userfiles import read_bounded
 
 MAX_BYTES = 1024 * 1024  # a waivers file is a short hand-written list; past this it is refused unread
 MAX_ENTRIES = 10_000
