@@ -20,11 +20,12 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..discover.jobs import JobRef
 from ..principles import Principle, integrity_codes
 from ..principles.engine import JobAudit
+from ..records import GroupRecord
 from .verdicts import Outcome, job_verdict, pass_k_entries, skill_impact, skill_quote_fields, trial_coverage
 
 GROUP_CODES = ("PASSK", "SB-2")
@@ -56,7 +57,7 @@ def needed(principles: dict[str, Principle]) -> tuple[str, ...]:
     return (*integrity_codes(principles), "SB-1")
 
 
-def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> dict[str, Any]:
+def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> GroupRecord:
     """The record a group reads. ``principles``: the session's registry (code → declaration).
 
     ``verdict`` is the *integrity* verdict: :func:`job_verdict` over the integrity principles only (INVALID /
@@ -86,7 +87,7 @@ def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> d
     }
 
 
-def complete(rec: dict[str, Any] | None, codes: Iterable[str] | None = None) -> bool:
+def complete(rec: GroupRecord | None, codes: Iterable[str] | None = None) -> bool:
     """Whether a record holds everything a group reads (an unusable job's record is complete: it is ERROR).
     ``codes``: what it must have been computed from; by default the built-in registry's :func:`needed`."""
     if rec is None:
@@ -105,18 +106,18 @@ def _builtin_needed() -> tuple[str, ...]:
 
 class MemoryStore:
     def __init__(self) -> None:
-        self._d: dict[str, dict[str, Any]] = {}
+        self._d: dict[str, GroupRecord] = {}
         self.codes: tuple[str, ...] | None = None  # what a complete record holds: the session's needed()
 
-    def complete(self, rec: dict[str, Any] | None) -> bool:
+    def complete(self, rec: GroupRecord | None) -> bool:
         return complete(rec, self.codes)
 
-    def put(self, rec: dict[str, Any]) -> None:
+    def put(self, rec: GroupRecord) -> None:
         old = self._d.get(rec["job"])
         if old is None or self.complete(rec) or not self.complete(old):
             self._d[rec["job"]] = rec
 
-    def get(self, job_id: str) -> dict[str, Any] | None:
+    def get(self, job_id: str) -> GroupRecord | None:
         return self._d.get(job_id)
 
 
@@ -131,7 +132,7 @@ class DirStore(MemoryStore):
     def _file(self, job_id: str) -> Path:
         return self.path / (hashlib.sha256(job_id.encode()).hexdigest()[:32] + ".json")
 
-    def put(self, rec: dict[str, Any]) -> None:
+    def put(self, rec: GroupRecord) -> None:
         super().put(rec)
         rec = self._d[rec["job"]]
         tmp = self._file(rec["job"]).with_suffix(f".{os.getpid()}.tmp")
@@ -141,7 +142,7 @@ class DirStore(MemoryStore):
         except OSError:
             pass  # the group item recomputes what it cannot read
 
-    def get(self, job_id: str) -> dict[str, Any] | None:
+    def get(self, job_id: str) -> GroupRecord | None:
         rec = super().get(job_id)
         if self.complete(rec):
             return rec
@@ -149,7 +150,8 @@ class DirStore(MemoryStore):
             disk = json.loads(self._file(job_id).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return rec
-        return disk if isinstance(disk, dict) and disk.get("job") == job_id else rec
+        # a file this store wrote (json.dumps of a GroupRecord) under this job's name
+        return cast(GroupRecord, disk) if isinstance(disk, dict) and disk.get("job") == job_id else rec
 
 
 @dataclass(slots=True)
@@ -160,12 +162,12 @@ class GroupResult:
 
 
 def gather(members: list[tuple[str, JobRef]], store: MemoryStore,
-           compute: Callable[[str, JobRef], dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+           compute: Callable[[str, JobRef], GroupRecord]) -> tuple[list[GroupRecord], int]:
     """Member records from the store, computing (and publishing) what is missing. Returns (records, recomputed)."""
     out, recomputed = [], 0
     for job_id, ref in members:
         rec = store.get(job_id)
-        if not store.complete(rec):
+        if rec is None or not store.complete(rec):
             rec = compute(job_id, ref)
             store.put(rec)
             recomputed += 1
@@ -173,7 +175,7 @@ def gather(members: list[tuple[str, JobRef]], store: MemoryStore,
     return out, recomputed
 
 
-def evaluate_passk(records: list[dict[str, Any]], *, strict: bool = False, trials: int | None = None) -> GroupResult:
+def evaluate_passk(records: list[GroupRecord], *, strict: bool = False, trials: int | None = None) -> GroupResult:
     """pass^k per (task, agent, model, condition) of the group; integrity-adjusted (INVALID/ERROR = not
     delivered). All delivered → PASS; a flaky group → WARN (FAIL with ``strict``); ``trials`` (K) makes missing
     or duplicated trials an error. N/A when no trial records a reward."""
@@ -202,7 +204,7 @@ def evaluate_passk(records: list[dict[str, Any]], *, strict: bool = False, trial
     return GroupResult("PASS", "; ".join(line(e) for e in entries[:5]), data)
 
 
-def evaluate_sb2(records: list[dict[str, Any]]) -> GroupResult:
+def evaluate_sb2(records: list[GroupRecord]) -> GroupResult:
     """SB-2 skill impact of the group (never blocking): Δ per task × agent × model across conditions. hurt → WARN;
     helped without a quote (no with-skills trial holds one) → WARN with the reason; helped / no-op → PASS; N/A
     without a with-skills and a without-skills arm that both have rewards."""

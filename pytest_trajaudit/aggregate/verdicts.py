@@ -12,9 +12,11 @@ never from a list of codes here. Choices where the seed is silent (documented in
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from ..records import SkillQuoteFields
 
 VERDICTS = ("CLEAN", "WARN", "INVALID", "INCOMPLETE", "ERROR", "ORACLE")
 
@@ -388,6 +390,7 @@ def skill_groups(trials: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str, st
 def _impact_keys(keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], str]:
     """The seed keys skill_impact by shim name; qualify only as much as this audit needs to keep keys unique:
     ``<agent>``, else ``<agent>@<model>``, else ``<task>/<agent>@<model>`` (the same level for every entry)."""
+    fmt: Callable[[tuple[str, str, str]], str]
     for fmt in (lambda k: k[1], lambda k: f"{k[1]}@{k[2]}" if k[2] else k[1],
                 lambda k: f"{k[0]}/{k[1]}@{k[2]}" if k[2] else f"{k[0]}/{k[1]}"):
         names = {k: fmt(k) for k in keys}
@@ -396,10 +399,10 @@ def _impact_keys(keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str],
     return {k: f"{k[0]}/{k[1]}@{k[2]}#{i}" for i, k in enumerate(keys)}
 
 
-def skill_quote_fields(sb1_data: Mapping[str, Any]) -> dict[str, Any]:
+def skill_quote_fields(sb1_data: Mapping[str, Any]) -> SkillQuoteFields:
     """A trial's SB-2 quote as its SB-1 finding recorded it: ``skill_quote`` ({text, event, source}) or None, and
     ``skill_quote_missing`` (why there is none)."""
-    q = sb1_data.get("quote")
+    q: Any = sb1_data.get("quote")  # JSON: read only where ``ok`` says it is a mapping with a text
     ok = isinstance(q, Mapping) and isinstance(q.get("text"), str) and q["text"].strip()
     missing = sb1_data.get("quote_missing")
     return {"skill_quote": {"text": q["text"], "event": q.get("event"), "source": str(q.get("source") or "")}

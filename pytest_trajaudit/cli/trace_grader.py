@@ -21,6 +21,10 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 EXIT_UNUSABLE = 2
 
@@ -42,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def grade(path: Path, settings, task: str | None = None, transcript: bool = False) -> list[dict]:
+def grade(path: Path, settings: Settings, task: str | None = None, transcript: bool = False) -> list[dict[str, Any]]:
     """The trace-grader block of every run in ``path`` (report.audit.trace_grader_block), in file order.
     ``transcript``: a session transcript carries no task verdict, so a run of unknown delivery is reported
     delivered, as the original forces a transcript's ``run.ok`` (its verdict is graded that way already).

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from .. import timebudget
 from ..discover.jobs import JobRef
@@ -18,6 +18,7 @@ from ..gcpause import paused_gc
 from ..judges import Answer
 from ..loaders.job import load_job
 from ..model import Finding, Job, UnusableInput
+from ..records import JobMeta
 from ..report.timeline import timeline
 from ..scan.redact import clean, redact_tree
 from ..settings import Settings
@@ -48,7 +49,7 @@ class Deferred:
 
 @dataclass(slots=True)
 class JobAudit:
-    meta: dict[str, Any]
+    meta: JobMeta
     results: dict[str, Result]
     error: str | None = None  # unusable input: one line naming the file and the reason
     pending: dict[str, Deferred] = field(default_factory=dict)  # judge principles awaiting answers
@@ -90,7 +91,7 @@ class JobAudit:
         return JobAudit(self.meta, kept, None, self.pending, partial=True)
 
 
-def job_meta(job: Job) -> dict[str, Any]:
+def job_meta(job: Job) -> JobMeta:
     t = job.trajectory
     return {
         "config": job.config, "model": job.model or None, "reward": job.reward, "task": job.task,
@@ -104,17 +105,18 @@ def job_meta(job: Job) -> dict[str, Any]:
         "verifier_tests": job.verifier.ctrf_summary,
         "failed_tests": [f["name"] for f in job.verifier.ctrf_failures[:10]],
         "passed_tests": job.verifier.passed_tests[:30],
-        **{k: job.result[k] for k in ("agent_time_sec", "n_input_tokens", "n_output_tokens", "cost_usd")
-           if k in job.result},
+        # result.json's optional figures: loaders/job.py keeps each only when it is a number
+        **cast(JobMeta, {k: job.result[k] for k in ("agent_time_sec", "n_input_tokens", "n_output_tokens", "cost_usd")
+                         if k in job.result}),
         **_task_meta(job),
     }
 
 
-def _task_meta(job: Job) -> dict[str, Any]:
+def _task_meta(job: Job) -> JobMeta:
     t = job.task_info
     if t is None:
         return {"task_dir": None, "task_lookup": job.task_lookup or None}
-    md = t.toml.get("metadata") if isinstance(t.toml.get("metadata"), dict) else {}
+    md = m if isinstance(m := t.toml.get("metadata"), dict) else {}
     first_para = next((p.strip() for p in t.instruction.split("\n\n") if p.strip() and not p.startswith("#")), "")
     return {"task_dir": str(t.dir), "task_lookup": job.task_lookup,
             "task_meta": {"name": t.name, "category": str(md.get("category") or ""),
@@ -137,7 +139,7 @@ def _short_error(ref: JobRef, exc: UnusableInput) -> str:
 
 
 
-def _error_meta(ref: JobRef, cfg: Settings, exc: UnusableInput) -> dict[str, Any]:
+def _error_meta(ref: JobRef, cfg: Settings, exc: UnusableInput) -> JobMeta:
     """Meta of a job whose trajectory is unusable: what result.json says (task, agent, condition, reward), so
     summary.json's skill impact still counts a trial that kept only its result.json; its other trajectory files
     are listed as not audited (the unusable file itself is named by the job's error)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ def _redact_tree(value: Any) -> Any:
 TRACE_CODES = ("TG-1", "TG-2", "TG-3", "TG-4", "TG-5")  # the original's check order
 
 
-def trace_grader_block(meta: dict[str, Any], records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+def trace_grader_block(meta: Mapping[str, Any], records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The original's per-run report ``{task, run_id, delivered, step_count, flags, corrupt_success, verdict}``
     built from the TG items' flags (in check order), or None when no TG item judged the job."""
     from ..aggregate.verdicts import corrupt_success, trace_run_verdict
@@ -53,7 +54,7 @@ def advisor_block(records: dict[str, dict[str, Any]], error: str | None = None) 
     return from_records(records)
 
 
-def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, Any]], verdict: str,
+def build_audit(job_id: str, meta: Mapping[str, Any], records: dict[str, dict[str, Any]], verdict: str,
                 reasons: list[str], keys: dict[str, str], error: str | None = None,
                 advisor_error: str | None = None) -> dict[str, Any]:
     """records: code → {status, evidence, data, events, tier, family}; keys: code → audit-JSON key.
@@ -138,7 +139,8 @@ def build_audit(job_id: str, meta: dict[str, Any], records: dict[str, dict[str, 
                        for c, r in records.items()},
         "error": error,
     })
-    return _redact_tree(audit)
+    redacted: dict[str, Any] = _redact_tree(audit)  # the same dict shape, every string redacted
+    return redacted
 
 
 REPORT_MODE = 0o600  # report files quote evidence (agent output, privileged task lines): owner-only (see README)

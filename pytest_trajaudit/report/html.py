@@ -22,6 +22,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from ..records import Summary
 from .review import html_section as review_section
 
 MAX_CHART_ROWS = 40
@@ -122,7 +123,7 @@ def _delta_chart(entries: list[dict[str, Any]]) -> str:
     return f'<div class="chart"><h3>Skill impact per task (Δ pp; grey band ±10 pp)</h3>{"".join(out)}{more}</div>'
 
 
-def _charts(summary: dict[str, Any]) -> str:
+def _charts(summary: Summary) -> str:
     parts = []
     configs = summary.get("configs") or {}
     if configs:
@@ -148,7 +149,7 @@ def _table(headers: list[str], rows: list[list[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _sections(summary: dict[str, Any]) -> str:
+def _sections(summary: Summary) -> str:
     out = []
     passk = summary.get("pass_k") or []
     if passk:
@@ -174,7 +175,7 @@ def _options(values: list[str], everything: str) -> str:
         f'<option value="{escape(v, quote=True)}">{escape(v)}</option>' for v in values)
 
 
-def render(summary: dict[str, Any]) -> str:
+def render(summary: Summary) -> str:
     """The page for ``summary`` (what ``Rollup.summary`` returns, or a ``summary.json`` read back)."""
     css, js = _asset("report.css"), _asset("report.js")
     pv = summary.get("pr_verdict") or {}

@@ -4,8 +4,10 @@ summary.json and the per-job records; every quote is already redacted and clippe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ..records import RollupJob, Summary
 from ..scan.redact import quote, redact
 from . import template
 
@@ -37,7 +39,7 @@ def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
     return out
 
 
-def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) -> str:
+def render(summary: Summary, jobs: Mapping[str, RollupJob], date: str) -> str:
     """``jobs``: job id → {"meta", "records"} (the roll-up's per-job data)."""
     pv = summary["pr_verdict"]
     metas = {j: d.get("meta") or {} for j, d in jobs.items()}
@@ -92,8 +94,8 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
     rows = []
     for name, c in sorted(summary.get("configs", {}).items()):
         skills = {"with-skills": "Yes", "no-skills": "No"}.get(c.get("condition") or "", "n/a")
-        times = [metas[j["job"]].get("agent_time_sec") for j in summary["jobs"] if (j["config"] or "agent") == name]
-        times = [t for t in times if isinstance(t, int | float)]
+        given = [metas[j["job"]].get("agent_time_sec") for j in summary["jobs"] if (j["config"] or "agent") == name]
+        times = [t for t in given if isinstance(t, int | float)]
         verdicts = ", ".join(f"{n} {v}" for v, n in c["verdicts"].items())
         rows.append([name, c.get("agent") or "-", c.get("model") or "-", skills, c["jobs"], _pct(c.get("mean_reward")),
                      _secs(sum(times) / len(times)) if times else "n/a", verdicts])
@@ -132,7 +134,7 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
 
     out += ["## Failure analysis", ""]
     failed = [(j, m) for j, m in sorted(metas.items())
-              if not m.get("oracle") and m.get("reward") is not None and m["reward"] < 1.0]
+              if not m.get("oracle") and (reward := m.get("reward")) is not None and reward < 1.0]
     if not failed:
         out += ["No failed agent run.", ""]
     for j, m in failed[:50]:
@@ -156,12 +158,12 @@ def render(summary: dict[str, Any], jobs: dict[str, dict[str, Any]], date: str) 
 
     out += ["## Critical findings", ""]
     n = 0
-    for j in summary["jobs"]:
-        if j["verdict"] in ("INVALID", "ERROR", "WARN"):
-            for r in j["reasons"][:3]:
+    for entry in summary["jobs"]:
+        if entry["verdict"] in ("INVALID", "ERROR", "WARN"):
+            for reason in entry["reasons"][:3]:
                 n += 1
                 if n <= 60:
-                    out.append(f"{n}. **{j['verdict']}** `{j['job']}` — {quote(r, 300)}")
+                    out.append(f"{n}. **{entry['verdict']}** `{entry['job']}` — {quote(reason, 300)}")
     if n > 60:
         out.append(f"… {n - 60} more in summary.json")
     if not n:

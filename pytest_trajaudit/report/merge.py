@@ -18,12 +18,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from ..aggregate.completeness import EXIT_INCOMPLETE
 from ..gcpause import paused_gc
+from ..records import RollupJob, Summary
 from .summary import Rollup
 
 
@@ -134,16 +135,17 @@ def rollup_from(docs: list[dict[str, Any]]) -> tuple[Rollup, dict[str, str]]:
                 keys.setdefault(code, rec["key"])
             if rec.get("judge") or (rec.get("data") or {}).get("judge_labels"):
                 rollup.judges.add(f"{job_id}::{code}", rec)
-        rollup.jobs[job_id] = {"meta": state["meta"], "records": records, "error": state["error"],
-                               "loads": entry.get("loads", 0),
-                               **{k: v for k, v in state.items() if k not in ("meta", "error")}}
+        # the job's state as a shard's Rollup.add kept it (RollupJob's optional keys come back with it)
+        rollup.jobs[job_id] = cast(RollupJob, {"meta": state["meta"], "records": records, "error": state["error"],
+                                               "loads": entry.get("loads", 0),
+                                               **{k: v for k, v in state.items() if k not in ("meta", "error")}})
     for d in docs:
         for g in d.get("groups") or []:
             rollup.add(dict(g))
     return rollup, keys
 
 
-def rollup_lines(summary: dict[str, Any]) -> list[str]:
+def rollup_lines(summary: Summary) -> list[str]:
     counts = ", ".join(f"{n} {v}" for v, n in summary["verdicts"].items() if n)
     pv = summary["pr_verdict"]
     lines = [f"{summary['n_jobs']} job(s): {counts or 'none'}",
@@ -155,7 +157,7 @@ def rollup_lines(summary: dict[str, Any]) -> list[str]:
     return lines + terminal_lines(summary)
 
 
-def merge(out_dir: Path, shard_dirs: list[Path]) -> dict[str, Any]:
+def merge(out_dir: Path, shard_dirs: list[Path]) -> Summary:
     """Merge the shards' reports into ``out_dir`` (summary.json, report.md, report.html, jobs/); returns the summary."""
     out = Path(out_dir).resolve()
     for d in shard_dirs:

@@ -14,7 +14,8 @@ from . import waivers as _waivers
 def waived(rec: Mapping[str, Any] | None) -> bool:
     """The record is a FAIL or WARN an unexpired waiver accepted."""
     w = (rec or {}).get("waiver")
-    return isinstance(w, dict) and w.get("applied") is True and rec.get("status") in _waivers.WAIVABLE
+    return isinstance(w, dict) and w.get("applied") is True and rec is not None \
+        and rec.get("status") in _waivers.WAIVABLE
 
 
 def discounted(job_id: str, records: Mapping[str, Mapping[str, Any]], baseline: Any = None) -> set[str]:

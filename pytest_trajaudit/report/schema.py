@@ -577,7 +577,7 @@ class Summary(BaseModel):
     jobs: list[JobSummary]
 
 
-SCHEMAS = {"audit.schema.json": Audit, "summary.schema.json": Summary,
+SCHEMAS: dict[str, type[BaseModel]] = {"audit.schema.json": Audit, "summary.schema.json": Summary,
            "advisor-audit.schema.json": AdvisorCommandAudit}
 SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..aggregate.completeness import Coverage
 from ..aggregate.verdicts import (
@@ -22,6 +22,7 @@ from ..aggregate.verdicts import (
     verdict_counts,
 )
 from ..judges.stats import Totals
+from ..records import PrVerdict, RollupJob, Summary
 from . import tracegrader
 from .audit import build_audit, trace_grader_block, write_json_atomic, write_text_atomic
 from .html import render as render_html
@@ -42,7 +43,7 @@ def _today() -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(t))
 
 
-def trace_lines(summary: dict[str, Any]) -> list[str]:
+def trace_lines(summary: Summary) -> list[str]:
     """Trace-grader run verdicts and pass^k for the terminal (only when a TG item judged some job)."""
     tv = summary.get("trace_verdicts") or {}
     if not sum(tv.values()):
@@ -80,7 +81,7 @@ def _declared() -> dict[str, tuple[str, bool]]:
     return {c: (p.role, p.na_warns) for c, p in registry().items()}
 
 
-def suite_properties(summary: dict[str, Any]) -> list[tuple[str, str]]:
+def suite_properties(summary: Summary) -> list[tuple[str, str]]:
     """The JUnit XML suite properties of a run: each job's verdict, the count per verdict, the PR verdict, its
     first ten reasons and, for a partial run, what did not run (docs/verdicts.md)."""
     props = [(f"trajaudit.verdict:{j['job']}", j["verdict"]) for j in summary["jobs"]]
@@ -103,7 +104,7 @@ class Rollup:
         self.mode = mode
         self.roles = roles
         self.coverage: Coverage | None = None  # set by the plugin: which integrity items were meant to run
-        self.jobs: dict[str, dict[str, Any]] = {}  # job id → {"meta", "records", "error", "loads"}
+        self.jobs: dict[str, RollupJob] = {}  # job id → {"meta", "records", "error", "loads"}
         self.groups: dict[tuple[str, str], dict[str, Any]] = {}  # (group id, code) → group item record
         self.judges = Totals()  # LLM judge usage and P13 agreement (models set by the plugin)
         self.shard: dict[str, Any] | None = None  # --trajaudit-shard: {"index", "count", "settings"} (shard.py)
@@ -183,7 +184,7 @@ class Rollup:
                                       missing=j.get("missing"))
         return out
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         from .review import job_fields, sections
 
         verdicts = self.verdicts()
@@ -205,7 +206,9 @@ class Rollup:
                 "detail": self.detail(job_id),
             })
         review = sections(self, jobs)
-        return {
+        # summary.json in the order it is written: the literal spreads sections built elsewhere (the shard, the
+        # trace-grader and skills sections, review.py's), whose keys Summary declares
+        return cast(Summary, {
             "schema_version": "trajaudit-summary-1",
             "mode": self.mode,
             **({"shard": self.shard} if self.shard else {}),
@@ -223,7 +226,7 @@ class Rollup:
             "not_audited": self.not_audited(),
             **review,
             "jobs": jobs,
-        }
+        })
 
     def not_audited(self) -> list[dict[str, str]]:
         """Every trajectory-looking file inside a job that was not audited (a candidate that could not be read, a
@@ -293,7 +296,7 @@ class Rollup:
         impact = skill_impact(trials)
         return {"skill_impact": impact, "skills_flags": skills_flags(trials, impact)}
 
-    def pr_verdict(self, jobs: list[dict[str, Any]], override: dict[str, str] | None = None) -> dict[str, Any]:
+    def pr_verdict(self, jobs: list[dict[str, Any]], override: dict[str, str] | None = None) -> PrVerdict:
         """``override``: job → the verdict to count instead of the job's own (--trajaudit-new-only)."""
         from .review import waived
 
@@ -306,7 +309,7 @@ class Rollup:
         order = sorted({c for m in missing.values() for c in m}, key=_rank)
         verdict, reasons = pr_verdict(verdicts, oracle_rewards=oracle, tests_too_tight=tight, missing=missing,
                                       order=order)
-        out = {"verdict": verdict, "reasons": reasons, "oracle_rewards": oracle, "tests_too_tight": tight}
+        out: PrVerdict = {"verdict": verdict, "reasons": reasons, "oracle_rewards": oracle, "tests_too_tight": tight}
         counted = {j: m for j, m in missing.items() if verdicts[j] in ("INVALID", "INCOMPLETE")}
         if counted:  # the run did not audit every integrity principle on every job (completeness.py)
             codes = [c for c in order if any(c in m for m in counted.values())]
@@ -314,7 +317,7 @@ class Rollup:
                                  "causes": list(dict.fromkeys(w for m in counted.values() for w in m.values()))}
         return out
 
-    def write(self, out_dir: Path, keys: dict[str, str]) -> dict[str, Any]:
+    def write(self, out_dir: Path, keys: dict[str, str]) -> Summary:
         summary = self.summary()
         verdicts = self.verdicts()
         rels = job_paths(list(verdicts))  # distinct ids never share a file (paths.py)
@@ -329,7 +332,7 @@ class Rollup:
         write_text_atomic(out_dir / "report.html", render_html(summary), base=out_dir)
         return summary
 
-    def terminal_lines(self, summary: dict[str, Any] | None = None, names: dict[str, str] | None = None) -> list[str]:
+    def terminal_lines(self, summary: Summary | None = None, names: dict[str, str] | None = None) -> list[str]:
         """The verdict lines of the terminal summary; ``summary``: what :meth:`summary` (or :meth:`write`) returned
         for the roll-up as it is now, so that a large audit builds it once; ``names``: how a job is named on the
         terminal (the node id of its items, without the principle), by job id."""
@@ -361,8 +364,8 @@ class Rollup:
             lines.append("task groups: " + "; ".join(
                 f"{code} " + ", ".join(f"{n} {st}" for st, n in sorted(c.items())) for code, c in per.items()))
         bad = [(k, v, r) for k, (v, r) in verdicts.items() if v not in ("CLEAN", "ORACLE")]
-        order = {"INVALID": 0, "ERROR": 1, "INCOMPLETE": 2, "WARN": 3}
-        bad.sort(key=lambda x: (order.get(x[1], 9), x[0]))
+        severity = {"INVALID": 0, "ERROR": 1, "INCOMPLETE": 2, "WARN": 3}
+        bad.sort(key=lambda x: (severity.get(x[1], 9), x[0]))
         for job_id, verdict, reasons in bad[:MAX_TERMINAL_JOBS]:
             first = reasons[0] if reasons else ""
             first = first if len(first) <= 160 else first[:159] + "…"

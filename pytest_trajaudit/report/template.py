@@ -5,9 +5,11 @@ per-job records (keyed by audit-JSON key, so no principle code is named here) an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..principles import registry
+from ..records import JobMeta, Summary
 
 # the template's "Root cause: capability gap | task issue | skill issue | cheating"
 CAPABILITY_GAP, TASK_ISSUE, SKILL_ISSUE, CHEATING = "capability gap", "task issue", "skill issue", "cheating"
@@ -41,7 +43,7 @@ def _status(recs: dict[str, list[dict[str, Any]]], key: str) -> set[str]:
     return {str(r.get("status")) for r in recs.get(key, [])}
 
 
-def root_cause(meta: dict[str, Any], records: dict[str, dict[str, Any]]) -> tuple[str, str]:
+def root_cause(meta: Mapping[str, Any], records: dict[str, dict[str, Any]]) -> tuple[str, str]:
     """(category, basis) of a failed job. Cheating first (an anti-cheat FAIL: the reward is not credible), then a
     task issue (an unfair bucket, a format loss, a flipped verifier signal, a passing perturbation), then a skill
     issue (a with-skills run that did not load or follow its skill), then a capability gap (the agent-side buckets
@@ -92,13 +94,13 @@ def impact_evidence(impact: dict[str, Any]) -> list[tuple[str, str, str | None]]
     return out
 
 
-def token_gap(metas: dict[str, dict[str, Any]]) -> list[str]:
+def token_gap(metas: Mapping[str, JobMeta]) -> list[str]:
     """The agent jobs (not the oracle) whose results record no output-token count: the template's shortcut
     signal (low output tokens on a passing run) cannot be computed for them."""
     return sorted(j for j, m in metas.items() if not m.get("oracle") and m.get("n_output_tokens") is None)
 
 
-def suggested_improvements(summary: dict[str, Any], metas: dict[str, dict[str, Any]]) -> list[str]:
+def suggested_improvements(summary: Summary, metas: Mapping[str, JobMeta]) -> list[str]:
     """Never-blocking advice for the Recommendation's "Suggested improvements": the SkillsBench flags, single-
     trial skill deltas that need more trials, a missing oracle run, and jobs the token diagnostic cannot judge."""
     out = [f"{f.get('task')}: {f.get('message')}" for f in summary.get("skills_flags") or [] if isinstance(f, dict)]

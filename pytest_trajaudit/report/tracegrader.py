@@ -12,7 +12,7 @@ as its verdict does (the original forces a transcript's ``run.ok`` to true). Pur
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..aggregate.verdicts import TRACE_VERDICTS
@@ -39,7 +39,7 @@ def pass_k(runs: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def summary(runs: list[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]], judge_axis: str) -> dict[str, Any]:
+def summary(runs: Sequence[Mapping[str, Any]], tasks: Mapping[str, Mapping[str, Any]], judge_axis: str) -> dict[str, Any]:
     verdicts = dict.fromkeys(TRACE_VERDICTS, 0)
     for r in runs:
         verdicts[r["verdict"]] += 1
@@ -83,7 +83,7 @@ def text(rep: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def summary_block(blocks: list[Mapping[str, Any]], judge_axis: str) -> dict[str, Any] | None:
+def summary_block(blocks: Sequence[Mapping[str, Any]], judge_axis: str) -> dict[str, Any] | None:
     """summary.json's ``trace_grader``: the original's ``pass_k`` and ``summary`` and its exit code over the jobs
     a trace-grader item judged (each job one run; its per-run block is in ``jobs[].trace_grader``); None when no
     job was judged."""

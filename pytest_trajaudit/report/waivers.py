@@ -168,7 +168,9 @@ def report(entries: list[Mapping[str, Any]], records: Iterable[tuple[str, str, M
     """The ``waivers`` section of summary.json: ``entries`` (the file's entries, as :meth:`Waiver.as_json`),
     ``applied`` and ``expired`` (one per finding: job, code, entry, reason, expires) and ``stale`` (the entries
     that matched no finding). ``records``: (job id, code, the record's ``waiver`` decision)."""
-    applied, expired, used = [], [], set()
+    applied: list[dict[str, Any]] = []
+    expired: list[dict[str, Any]] = []
+    used = set()
     for job, code, d in records:
         used.add(d.get("entry"))
         row = {"job": job, "code": code, "entry": d.get("entry"), "reason": d.get("reason", ""),
