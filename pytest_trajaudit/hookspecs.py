@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import pluggy
+
+if TYPE_CHECKING:
+    from .principles import Principle
 
 hookspec = pluggy.HookspecMarker("pytest")
 
 
 @hookspec
-def pytest_trajaudit_principles():
+def pytest_trajaudit_principles() -> Iterable[Principle]:  # type: ignore[empty-body]  # a spec: pluggy reads its signature, never calls it
     """Return an iterable of :class:`pytest_trajaudit.principles.Principle` to add to the registry.
 
     A principle's ``role`` decides what it does to its job's verdict: ``"integrity"`` (a FAIL makes the job

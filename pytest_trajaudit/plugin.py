@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs
+from . import TrajauditWarning, hookspecs
 from .adapter import collect, configure, outcomes, protocol, rollup, xdist
 from .adapter.gcpacer import GcPacer
-from .adapter.nodes import JobNode, TrajauditWarning
+from .adapter.nodes import JobNode
 
 # --- options ------------------------------------------------------------------------------------------------
 

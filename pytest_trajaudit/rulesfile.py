@@ -194,4 +194,5 @@ def load_rules_file(path: str | Path) -> tuple[Rules, dict[str, int]]:
 def apply_rules_file(settings: Settings, path: str | Path) -> Settings:
     """A copy of ``settings`` with the file's rules and thresholds. Raises RulesFileError."""
     rules, overrides = load_rules_file(path)
-    return dataclasses.replace(settings, rules=rules, **overrides)
+    changes: dict[str, Any] = {"rules": rules, **overrides}  # threshold fields by name (SETTINGS_THRESHOLDS)
+    return dataclasses.replace(settings, **changes)

@@ -86,8 +86,8 @@ def count_containers(text: str | bytes, limit: int) -> int:
     n = text.count("{") + text.count("[")
     if n <= limit:
         return n
-    bare = _JSON_STRING.sub('""', text)
-    return bare.count("{") + bare.count("[")
+    plain = _JSON_STRING.sub('""', text)
+    return plain.count("{") + plain.count("[")
 
 
 def check_containers(text: str | bytes, path: str | Path) -> None:
@@ -396,7 +396,7 @@ def read_head(base: Path, rel: str, n: int = HEAD_BYTES) -> bytes:
 
 
 def iter_lines(base: Path, rel: str, max_file: int = DEFAULT_MAX_FILE_BYTES, chunk: int = 1 << 20,
-               keep_newline: bool = False):
+               keep_newline: bool = False) -> Iterator[tuple[int, bytes]]:
     """Stream ``(line number, raw line bytes)`` of a regular file below ``base`` in one pass, holding at most one
     line (plus one buffer of ``chunk`` bytes) in memory; blank lines are skipped. The per-file limit is enforced
     on the bytes actually read: no line is read past it. (C's buffered ``readline`` does the splitting: a Python
@@ -436,7 +436,7 @@ class JsonlStream:
         self.path = base / rel
         self.size = 0
 
-    def records(self, head: list[tuple[Any, int]] | None = None):
+    def records(self, head: list[tuple[Any, int]] | None = None) -> Iterator[tuple[Any, int]]:
         """Every ``(value, line number)``: first the already parsed ``head`` (released one by one), then the lines
         after it, read from the file."""
         head = head or []

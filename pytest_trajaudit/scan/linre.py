@@ -41,7 +41,7 @@ except ImportError:  # pragma: no cover - a declared dependency; without it ever
     _re2 = None
 
 try:
-    from re import _constants as _c  # type: ignore[attr-defined]
+    from re import _constants as _c
     from re import _parser as _sre  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - a Python without them: every pattern is Python's
     _sre = None
@@ -67,7 +67,7 @@ def compile(pattern: str, flags: int = 0) -> Pattern | re.Pattern[str]:  # noqa:
     return out
 
 
-_CACHE: dict[tuple[type, Any, int], Any] = {}  # one object per pattern: cheap Settings(), needles' plans reused
+_CACHE: dict[tuple[type, Any, int], Pattern | re.Pattern[str]] = {}  # one object per pattern: cheap Settings(), needles' plans reused
 
 
 def _compile(pattern: str, flags: int) -> Pattern | re.Pattern[str]:
@@ -104,6 +104,8 @@ class Pattern:
     """A compiled pattern with ``re.Pattern``'s interface, matched by RE2."""
 
     __slots__ = ("py", "rx", "translated", "gmap", "markers", "__weakref__")
+    gmap: list[int]  # set by _compile: the RE2 group of each of Python's groups (translate)
+    markers: list[int]  # set by _compile: the RE2 groups marking a ``$`` before a final newline
 
     def __init__(self, py: re.Pattern[str], rx: Any, translated: str) -> None:
         self.py = py  # the same pattern compiled by re (its syntax, flags and groups are the reference)
@@ -291,7 +293,7 @@ class _Match:
         if self.cut is not None:
             c = self.cut
             spans = [(c if s == c + 1 else s, c if e == c + 1 else e) for s, e in spans]
-        self._spans = spans
+        self._spans: list[tuple[int, int]] = spans
 
     def _index(self, g: int | str) -> int:
         return self.re.py.groupindex[g] if isinstance(g, str) else g
@@ -337,7 +339,8 @@ class _Match:
     def expand(self, template: str) -> str:
         expand = getattr(re, "_expand", None)  # Python 3.11: re's own template expansion, given any match object
         if expand is not None:
-            return expand(self.re.py, self, template)
+            expanded: str = expand(self.re.py, self, template)
+            return expanded
         parts = _sre.parse_template(template, self.re.py)  # later Pythons: literals and group numbers, alternating
         return "".join(p if i % 2 == 0 else (self[p] or "") for i, p in enumerate(parts))
 

@@ -31,7 +31,9 @@ except ImportError:  # pragma: no cover - the dependency is declared; without it
 
 try:
     from re import _parser as _sre  # type: ignore[attr-defined]
-    from re._constants import BRANCH, LITERAL, MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT, SUBPATTERN  # type: ignore[attr-defined]
+
+    # a private module typeshed does not describe (linre.py reaches it as ``re._constants``)
+    from re._constants import BRANCH, LITERAL, MAX_REPEAT, MIN_REPEAT, POSSESSIVE_REPEAT, SUBPATTERN  # type: ignore[import-not-found]
 except ImportError:  # pragma: no cover - a Python without the module: no prefilter
     _sre = None
 

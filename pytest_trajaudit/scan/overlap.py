@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import ahocorasick
 
@@ -75,7 +76,7 @@ class Matcher:
         return m
 
     @staticmethod
-    def _make(lines: list[PrivilegedLine]):
+    def _make(lines: list[PrivilegedLine]) -> Any:  # an ahocorasick.Automaton (no type information)
         a = ahocorasick.Automaton()
         for i, ln in enumerate(lines):
             a.add_word(ln.text, i)
