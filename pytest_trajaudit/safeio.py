@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from json import detect_encoding
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import orjson
 
@@ -276,7 +276,10 @@ class Parsed:
         return zip(self.value, self.lines or [], strict=False)
 
 
-def derived(parsed: Parsed, key: str, build: Callable[[], Any]) -> Any:
+_T = TypeVar("_T")
+
+
+def derived(parsed: Parsed, key: str, build: Callable[[], _T]) -> _T:
     """``build()`` computed once per parsed document and kept with it under ``key``: a multi-record file's index
     of its records (``loaders/multi.py`` keeps one Parsed per file for all of its records), so loading each record
     looks it up instead of walking the whole document again. What ``build`` raises is not kept."""
@@ -284,7 +287,7 @@ def derived(parsed: Parsed, key: str, build: Callable[[], Any]) -> Any:
     if memo is None:
         memo = parsed.memo = {}
     try:
-        return memo[key]
+        return cast(_T, memo[key])  # what build() returned for this key
     except KeyError:
         value = memo[key] = build()
         return value

@@ -56,7 +56,7 @@ def _kind_status(d: dict[str, Any]) -> tuple[str, str]:
 def _acp_tool(index: int, d: dict[str, Any], raw: str) -> Event:
     status, kind = _kind_status(d)
     title = str(d.get("title") or "")
-    content = d.get("content") if isinstance(d.get("content"), list) else []
+    content = c if isinstance(c := d.get("content"), list) else []
     raw_input = d.get("rawInput") if isinstance(d.get("rawInput"), dict) else {}
     outputs: list[str] = []
     written: list[Any] = []

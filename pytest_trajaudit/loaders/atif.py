@@ -90,7 +90,7 @@ def _step_error_flag(step: dict[str, Any], call_id: str, n_calls: int) -> bool |
 
 
 def _call_status(step: dict[str, Any], call: dict[str, Any], results: list[dict[str, Any]], n_calls: int) -> str:
-    cextra = call.get("extra") if isinstance(call.get("extra"), dict) else {}
+    cextra = got if isinstance(got := call.get("extra"), dict) else {}
     flags: list[bool] = []
     for src in (cextra, *results, *[r.get("extra") for r in results if isinstance(r.get("extra"), dict)]):
         if isinstance(src, dict) and src.get("is_error") is not None:
@@ -103,7 +103,7 @@ def _call_status(step: dict[str, Any], call: dict[str, Any], results: list[dict[
     for r in results:
         if _ERROR_MARKERS.search(_text(r.get("content"))[:2000]):
             return "failed"
-    declared = cextra.get("status") if isinstance(cextra.get("status"), str) else None
+    declared = got if isinstance(got := cextra.get("status"), str) else None
     if declared and _STATUS.get(declared.lower()) == "failed":
         return "failed"
     if results or flags or (declared and _STATUS.get(declared.lower()) == "ok"):
@@ -134,7 +134,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
     for src, dst in (("name", "agent"), ("version", "agent_version"), ("model_name", "model")):
         if isinstance(agent.get(src), str) and agent[src]:
             meta[dst] = agent[src]
-    aextra = agent.get("extra") if isinstance(agent.get("extra"), dict) else {}
+    aextra = got if isinstance(got := agent.get("extra"), dict) else {}
     cwds = aextra.get("cwds")
     if isinstance(cwds, list) and cwds and isinstance(cwds[0], str):
         meta["cwd"] = cwds[0]
@@ -148,7 +148,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
         if not isinstance(step, dict):
             continue
         source = step.get("source")
-        sextra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
+        sextra = got if isinstance(got := step.get("extra"), dict) else {}
         sidechain = _is_true(sextra.get("is_sidechain"))
         if "cwd" not in meta and isinstance(sextra.get("cwd"), str) and sextra["cwd"]:
             meta["cwd"] = sextra["cwd"]
@@ -172,7 +172,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
 
         by_call: dict[str, list[dict[str, Any]]] = {}
         loose: list[dict[str, Any]] = []
-        observation = step.get("observation") if isinstance(step.get("observation"), dict) else {}
+        observation = got if isinstance(got := step.get("observation"), dict) else {}
         for r in observation.get("results") or []:
             if not isinstance(r, dict):
                 continue
@@ -198,7 +198,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
         for ci, call in calls:
             cid = str(call.get("tool_call_id") or "")
             results = by_call.get(cid, []) if cid else []
-            cextra = call.get("extra") if isinstance(call.get("extra"), dict) else {}
+            cextra = got if isinstance(got := call.get("extra"), dict) else {}
             title = cextra.get("title") if isinstance(cextra.get("title"), str) and cextra.get("title") else None
             args = call.get("arguments")
             ev = tool_event(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 import orjson
 
@@ -65,7 +65,7 @@ def _is_chat_list(items: Any) -> bool:
     return any(isinstance(m.get("role"), str) and m["role"].lower() in _ROLES for m in head)
 
 
-def _is_episode(m: Any) -> bool:
+def _is_episode(m: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(m, dict) and isinstance(m.get("prompt"), str) and isinstance(m.get("response"), str)
 
 
@@ -147,7 +147,7 @@ class _Chat:
         return True
 
 
-def _assistant(c: _Chat, msg: dict, raw: str) -> None:
+def _assistant(c: _Chat, msg: dict[str, Any], raw: str) -> None:
     for key in ("reasoning_content", "reasoning", "thinking"):
         val = msg.get(key)
         if isinstance(val, str) and val.strip() and val != "null":
@@ -184,15 +184,15 @@ def _assistant(c: _Chat, msg: dict, raw: str) -> None:
         for j, tc in enumerate(calls):
             if not isinstance(tc, dict):
                 continue
-            fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+            fn = got if isinstance(got := tc.get("function"), dict) else tc
             c.call(str(fn.get("name") or ""), fn.get("arguments", fn.get("input")), tc.get("id"),
                    f"{raw}.tool_calls[{j}]")
-    fc = msg.get("function_call")
-    if isinstance(fc, dict):
-        c.call(str(fc.get("name") or ""), fc.get("arguments"), None, f"{raw}.function_call")
+    legacy = msg.get("function_call")
+    if isinstance(legacy, dict):
+        c.call(str(legacy.get("name") or ""), legacy.get("arguments"), None, f"{raw}.function_call")
 
 
-def _user(c: _Chat, msg: dict, raw: str) -> None:
+def _user(c: _Chat, msg: dict[str, Any], raw: str) -> None:
     content = msg.get("content", msg.get("parts"))
     if not isinstance(content, list):
         c.text(USER, flatten_text(content), raw)
@@ -211,14 +211,14 @@ def _user(c: _Chat, msg: dict, raw: str) -> None:
     c.text(USER, "\n".join(buf), raw)
 
 
-def _load_chat(messages: list, prefix: str) -> list[Event]:
+def _load_chat(messages: list[Any], prefix: str) -> list[Event]:
     c = _Chat(prefix)
     for i, msg in enumerate(messages):
         if not isinstance(msg, dict):
             continue
         raw = f"{prefix}[{i}]"
         mtype = msg.get("type")
-        role = msg.get("role").lower() if isinstance(msg.get("role"), str) else ""
+        role = got.lower() if isinstance(got := msg.get("role"), str) else ""
         if not role and mtype == "function_call":
             c.call(str(msg.get("name") or ""), msg.get("arguments"), msg.get("call_id") or msg.get("id"), raw)
         elif not role and mtype == "function_call_output":
@@ -241,7 +241,7 @@ def _load_chat(messages: list, prefix: str) -> list[Event]:
 # --------------------------------------------------------------------------- terminus episodes
 
 
-def _terminus_json(text: str) -> dict | None:
+def _terminus_json(text: str) -> dict[str, Any] | None:
     """The Terminus JSON object in a response, also when prose or a code fence surrounds it."""
     s = text.strip()
     if s.startswith("{"):
@@ -267,7 +267,7 @@ def _terminus_json(text: str) -> dict | None:
     return None
 
 
-def _load_terminus(items: list) -> tuple[list[Event], dict[str, Any]]:
+def _load_terminus(items: list[Any]) -> tuple[list[Event], dict[str, Any]]:
     events: list[Event] = []
     meta: dict[str, Any] = {"agent": "terminus"}
 

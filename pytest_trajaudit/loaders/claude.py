@@ -264,7 +264,7 @@ class _Reader:
             # redacted_thinking and unknown block types carry nothing auditable
 
     def _tool(self, block: dict[str, Any], lineno: int, sidechain: bool, index: int) -> Event:
-        tid = block.get("id") if isinstance(block.get("id"), str) else ""
+        tid = t if isinstance(t := block.get("id"), str) else ""
         res = self.results.get(tid) if tid else None
         if res is not None:
             self.used.add(tid)

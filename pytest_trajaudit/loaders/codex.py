@@ -76,7 +76,7 @@ def _values(parsed: Parsed) -> list[tuple[Any, int]]:
     return []
 
 
-def _is_bare_item(v: dict) -> bool:
+def _is_bare_item(v: dict[str, Any]) -> bool:
     t = _s(v.get("type"))
     if t not in _ITEM_TYPES or "payload" in v or "message" in v:
         return False
@@ -126,7 +126,7 @@ def sniff(parsed: Parsed) -> bool:
 # --------------------------------------------------------------------------- helpers
 
 
-def _loads_dict(text: Any) -> dict | None:
+def _loads_dict(text: Any) -> dict[str, Any] | None:
     if not isinstance(text, str) or not text.lstrip().startswith("{"):
         return None
     try:
@@ -260,7 +260,7 @@ class _Builder:
 # --------------------------------------------------------------------------- rollout
 
 
-def _session_meta(b: _Builder, p: dict) -> None:
+def _session_meta(b: _Builder, p: dict[str, Any]) -> None:
     meta = b.meta
     if isinstance(p.get("id"), str):
         meta.setdefault("session_id", p["id"])
@@ -271,7 +271,7 @@ def _session_meta(b: _Builder, p: dict) -> None:
         meta.setdefault("git", {k: v for k, v in p["git"].items() if isinstance(v, str)})
 
 
-def _turn_context(b: _Builder, p: dict) -> None:
+def _turn_context(b: _Builder, p: dict[str, Any]) -> None:
     model = p.get("model")
     if isinstance(model, str) and model:
         b.meta.setdefault("model", model)
@@ -282,7 +282,8 @@ def _turn_context(b: _Builder, p: dict) -> None:
         b.meta.setdefault("cwd", p["cwd"])
 
 
-def _response_item(b: _Builder, p: dict, raw: str) -> None:
+def _response_item(b: _Builder, p: dict[str, Any], raw: str) -> None:
+    ev: Event | None  # a new tool call, or the earlier call an output belongs to
     t = _s(p.get("type"))
     if t == "message":
         role = _s(p.get("role"))
@@ -302,7 +303,7 @@ def _response_item(b: _Builder, p: dict, raw: str) -> None:
         if isinstance(p.get("call_id"), str):
             b.calls[p["call_id"]] = ev
     elif t == "local_shell_call":
-        action = p.get("action") if isinstance(p.get("action"), dict) else {}
+        action = got if isinstance(got := p.get("action"), dict) else {}
         args = {"command": action.get("command"), "workdir": action.get("working_directory")}
         ev = b.add(_codex_tool(0, "local_shell", {k: v for k, v in args.items() if v is not None}, raw))
         call_id = p.get("call_id") or p.get("id")
@@ -315,15 +316,16 @@ def _response_item(b: _Builder, p: dict, raw: str) -> None:
             return
         _merge_result(ev, p.get("output"))
     elif t == "web_search_call":
-        action = p.get("action") if isinstance(p.get("action"), dict) else {}
-        status = _STATUS.get(p.get("status"), "unknown") if isinstance(p.get("status"), str) else "unknown"
+        action = got if isinstance(got := p.get("action"), dict) else {}
+        status = _STATUS.get(got, "unknown") if isinstance(got := p.get("status"), str) else "unknown"
         title = action.get("query") or action.get("url") or "web_search"
         b.add(_codex_tool(0, "web_search", action, raw, status=status, kind=FETCH, title=f"web_search {title}"))
     # ghost_snapshot / compaction / other: harness bookkeeping, no event
 
 
-def _event_msg(b: _Builder, p: dict, raw: str, *, full: bool, exec_ends: dict[str, dict]) -> None:
+def _event_msg(b: _Builder, p: dict[str, Any], raw: str, *, full: bool, exec_ends: dict[str, dict[str, Any]]) -> None:
     """An event message. ``full``: the file has no response items, so every event counts."""
+    ev: Event | None  # a new tool call, or the earlier call an end message belongs to
     t = _s(p.get("type"))
     if t == "token_count":
         info = p.get("info")
@@ -341,7 +343,7 @@ def _event_msg(b: _Builder, p: dict, raw: str, *, full: bool, exec_ends: dict[st
         return
     if not full:
         return
-    call_id = p.get("call_id") if isinstance(p.get("call_id"), str) else None
+    call_id = got if isinstance(got := p.get("call_id"), str) else None
     if t == "user_message":
         b.message(USER, flatten_text(p.get("message")), raw)
     elif t == "agent_message":
@@ -363,7 +365,7 @@ def _event_msg(b: _Builder, p: dict, raw: str, *, full: bool, exec_ends: dict[st
         ev.output = clip(out or flatten_text(p.get("formatted_output")))
         ev.status = _status_from_exit(p.get("exit_code"))
     elif t == "patch_apply_begin":
-        changes = p.get("changes") if isinstance(p.get("changes"), dict) else {}
+        changes = got if isinstance(got := p.get("changes"), dict) else {}
         ev = b.add(_codex_tool(0, "apply_patch", {"changes": changes}, raw, kind=EDIT))
         ev.paths = tuple(dict.fromkeys([*ev.paths, *(str(k) for k in changes)]))
         if call_id:
@@ -375,7 +377,7 @@ def _event_msg(b: _Builder, p: dict, raw: str, *, full: bool, exec_ends: dict[st
             if isinstance(p.get("success"), bool):
                 ev.status = "ok" if p["success"] else "failed"
     elif t == "mcp_tool_call_begin":
-        inv = p.get("invocation") if isinstance(p.get("invocation"), dict) else {}
+        inv = got if isinstance(got := p.get("invocation"), dict) else {}
         name = f"mcp__{inv.get('server', '')}__{inv.get('tool', '')}"
         ev = b.add(_codex_tool(0, name, inv.get("arguments"), raw))
         if call_id:
@@ -405,7 +407,7 @@ def _load_rollout(values: list[tuple[Any, int]], b: _Builder) -> None:
     has_items = any(
         isinstance(v, dict) and (_s(v.get("type")) == "response_item" or _is_bare_item(v)) for v, _ in values
     )
-    exec_ends: dict[str, dict] = {}
+    exec_ends: dict[str, dict[str, Any]] = {}
     for v, lineno in values:
         if not isinstance(v, dict):
             continue
@@ -443,9 +445,9 @@ def _load_rollout(values: list[tuple[Any, int]], b: _Builder) -> None:
 # --------------------------------------------------------------------------- exec --json
 
 
-def _exec_item(item: dict, index: int, raw: str) -> Event:
+def _exec_item(item: dict[str, Any], index: int, raw: str) -> Event:
     t = _s(item.get("type"))
-    status = _STATUS.get(item.get("status"), "unknown") if isinstance(item.get("status"), str) else "unknown"
+    status = _STATUS.get(got, "unknown") if isinstance(got := item.get("status"), str) else "unknown"
     if t in ("agent_message", "assistant_message", "plan"):
         return Event(index=index, type=AGENT, text=clip(flatten_text(item.get("text"))), raw=raw)
     if t == "reasoning":
@@ -461,15 +463,15 @@ def _exec_item(item: dict, index: int, raw: str) -> Event:
             ev.status = "failed"
         return ev
     if t == "file_change":
-        changes = item.get("changes") if isinstance(item.get("changes"), list) else []
+        changes = got if isinstance(got := item.get("changes"), list) else []
         ev = _codex_tool(index, "apply_patch", {"changes": changes}, raw, status=status, kind=EDIT)
         paths = [c["path"] for c in changes if isinstance(c, dict) and isinstance(c.get("path"), str)]
         ev.paths = tuple(dict.fromkeys([*ev.paths, *paths]))
         return ev
     if t == "mcp_tool_call":
         name = f"mcp__{item.get('server', '')}__{item.get('tool', '')}"
-        result = item.get("result") if isinstance(item.get("result"), dict) else {}
-        err = item.get("error") if isinstance(item.get("error"), dict) else None
+        result = got if isinstance(got := item.get("result"), dict) else {}
+        err = got if isinstance(got := item.get("error"), dict) else None
         output = flatten_text(err.get("message")) if err else flatten_text(result.get("content"))
         return _codex_tool(index, name, item.get("arguments"), raw, output=output,
                            status="failed" if err else status)
@@ -518,7 +520,7 @@ def _load_exec(values: list[tuple[Any, int]], b: _Builder) -> None:
                 if isinstance(val, int):
                     usage[key] = usage.get(key, 0) + val
         elif t == "turn.failed":
-            err = v.get("error") if isinstance(v.get("error"), dict) else {}
+            err = got if isinstance(got := v.get("error"), dict) else {}
             b.other(f"turn.failed: {err.get('message', '')}", raw)
         elif t == "error":
             b.other(f"error: {v.get('message', '')}", raw)

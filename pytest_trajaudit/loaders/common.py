@@ -257,7 +257,7 @@ def command_from_args(args: Any) -> str:
         if isinstance(val, list) and val and all(isinstance(v, str) for v in val):
             # ["bash", "-lc", "cmd"] → the script itself; otherwise a shell-quoted join
             if len(val) >= 3 and val[0].endswith(("bash", "sh", "zsh")) and val[1] in ("-lc", "-c"):
-                return val[2]
+                return str(val[2])
             return shlex.join(val)
     return ""
 

@@ -210,7 +210,7 @@ def _tool(index: int, fn: str, args: Any, result: Any, error: Any, raw: str, exi
         status = "ok"
     name = fn or "tool"
     if name in _EDITORS:
-        kind = READ if str(args.get("command", "")) == "view" else EDIT
+        kind: str | None = READ if str(args.get("command", "")) == "view" else EDIT
         ev = tool_event(index, name, args, kind=kind, output=output, status=status, raw=raw)
         ev.command = ""
         return ev
@@ -283,13 +283,13 @@ def _tool_spans(evs: list[Any]) -> tuple[dict[str, int], dict[int, int]]:
     codes: dict[int, int] = {}
     for e in evs:
         if isinstance(e, dict) and e.get("event") == "sandbox" and isinstance(e.get("span_id"), str):
-            idx = owning(e["span_id"])
-            if idx is None:
+            owned = owning(e["span_id"])
+            if owned is None:
                 continue
-            span_owner[e["span_id"]] = idx
+            span_owner[e["span_id"]] = owned
             code = e.get("result")
             if e.get("action") == "exec" and isinstance(code, int) and not isinstance(code, bool):
-                codes[idx] = code
+                codes[owned] = code
     return span_owner, codes
 
 
@@ -343,8 +343,8 @@ def _from_events(sample: dict[str, Any], evs: list[Any], refs: _Refs, meta: dict
             grader += 1  # a model-graded scorer at work: never the agent's words or actions
             continue
         if kind == "model":
-            out = e.get("output") if isinstance(e.get("output"), dict) else {}
-            choices = out.get("choices") if isinstance(out.get("choices"), list) else []
+            out = got if isinstance(got := e.get("output"), dict) else {}
+            choices = got if isinstance(got := out.get("choices"), list) else []
             msg = choices[0].get("message") if choices and isinstance(choices[0], dict) else None
             if isinstance(msg, dict):
                 _assistant(msg, refs, raw, events)
@@ -389,7 +389,7 @@ def _from_messages(sample: dict[str, Any], refs: _Refs) -> list[Event]:
             for j, call in enumerate(m.get("tool_calls") or []):
                 if not isinstance(call, dict):
                     continue
-                res = results.get(call.get("id")) if isinstance(call.get("id"), str) else None
+                res = results.get(got) if isinstance(got := call.get("id"), str) else None
                 fn = call.get("function")
                 fn = fn.get("name") if isinstance(fn, dict) else fn
                 events.append(_tool(len(events), str(fn or ""), refs(call.get("arguments")),
@@ -408,7 +408,7 @@ def _from_messages(sample: dict[str, Any], refs: _Refs) -> list[Event]:
 def _scores(sample: dict[str, Any]) -> tuple[dict[str, Any], float | None, str | None, str | None]:
     """(every score value by scorer, reward, its source, why the reward is unknown). The reward is the first
     scorer's value that has one meaning as a number; when none has, the note names what the scorers returned."""
-    scores = sample.get("scores") if isinstance(sample.get("scores"), dict) else {}
+    scores = got if isinstance(got := sample.get("scores"), dict) else {}
     values = {}
     reward = source = None
     unknown: list[str] = []
@@ -439,16 +439,16 @@ def _chat_harness(evs: list[Any], events: list[Event]) -> bool:
 
 
 def _header_meta(header: dict[str, Any]) -> dict[str, Any]:
-    ev = header.get("eval") if isinstance(header.get("eval"), dict) else {}
+    ev = got if isinstance(got := header.get("eval"), dict) else {}
     steps = header.get("plan", {}).get("steps") if isinstance(header.get("plan"), dict) else None
     solvers = [s.get("solver") for s in steps if isinstance(s, dict) and isinstance(s.get("solver"), str)] \
         if isinstance(steps, list) else []
-    pkgs = ev.get("packages") if isinstance(ev.get("packages"), dict) else {}
+    pkgs = got if isinstance(got := ev.get("packages"), dict) else {}
     meta = {"agent": solvers[-1] if solvers else "inspect-ai", "solvers": solvers,
             "model": ev.get("model") if isinstance(ev.get("model"), str) else "",
             "eval_task": ev.get("task") if isinstance(ev.get("task"), str) else "",
             "run_id": ev.get("run_id"), "inspect_ai": pkgs.get("inspect_ai"), "log_status": header.get("status")}
-    ds = ev.get("dataset") if isinstance(ev.get("dataset"), dict) else {}
+    ds = got if isinstance(got := ev.get("dataset"), dict) else {}
     meta["dataset_samples"] = ds.get("samples") if isinstance(ds.get("samples"), int) else None
     return meta
 
@@ -456,12 +456,12 @@ def _header_meta(header: dict[str, Any]) -> dict[str, Any]:
 def _build(header: dict[str, Any], sample: dict[str, Any], path: str, member: str, raw_text: str,
            n_samples: int) -> tuple[Trajectory, dict[str, Any]]:
     meta = _header_meta(header)
-    transcript = sample.get("transcript") if isinstance(sample.get("transcript"), dict) else {}
-    table = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
+    transcript = got if isinstance(got := sample.get("transcript"), dict) else {}
+    table = got if isinstance(got := sample.get("attachments"), dict) else {}
     if isinstance(transcript.get("content"), dict):
         table = {**transcript["content"], **table}
     refs = _Refs(table)
-    evs = sample.get("events") if isinstance(sample.get("events"), list) else transcript.get("events")
+    evs = got if isinstance(got := sample.get("events"), list) else transcript.get("events")
     evs = evs if isinstance(evs, list) else []
     if any(isinstance(e, dict) and e.get("event") in ("model", "tool") for e in evs):
         events = _from_events(sample, evs, refs, meta)

@@ -98,7 +98,7 @@ def _apply_result(job: Job, r: dict[str, Any]) -> None:
     tid = r.get("task_id")
     if isinstance(tid, dict) and isinstance(tid.get("path"), str):
         job.result["task_path"] = tid["path"]
-    ar = r.get("agent_result") if isinstance(r.get("agent_result"), dict) else {}
+    ar = a if isinstance(a := r.get("agent_result"), dict) else {}
     for k in ("n_input_tokens", "n_output_tokens", "cost_usd"):
         if _num(ar.get(k)) is not None:
             job.result[k] = ar[k]

@@ -43,7 +43,7 @@ _INFO_KEYS = ("exit_status", "submission", "model_stats", "mini_version")
 # --------------------------------------------------------------------------- sniff
 
 
-def _has_markers(messages: list) -> bool:
+def _has_markers(messages: list[Any]) -> bool:
     for m in messages[:50]:
         if not isinstance(m, dict) or not isinstance(m.get("role"), str):
             return False
@@ -115,7 +115,7 @@ def _split_action(text: str) -> tuple[str, str | None]:
     return prose, blocks[0].strip()
 
 
-def _observation(content: str, extra: dict) -> tuple[str, str, int | None]:
+def _observation(content: str, extra: dict[str, Any]) -> tuple[str, str, int | None]:
     """Output text, status and return code of an observation message."""
     code: Any = extra.get("returncode")
     output = extra.get("raw_output") if isinstance(extra.get("raw_output"), str) else None
@@ -153,12 +153,12 @@ def _observation(content: str, extra: dict) -> tuple[str, str, int | None]:
     return output, status, code
 
 
-def _actions_of(msg: dict) -> list[tuple[str, str | None]]:
+def _actions_of(msg: dict[str, Any]) -> list[tuple[str, str | None]]:
     """(command, tool_call_id) of every action the assistant message requested."""
-    extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+    extra = got if isinstance(got := msg.get("extra"), dict) else {}
     acts = extra.get("actions")
     if isinstance(acts, list) and acts:
-        out = []
+        out: list[tuple[Any, Any]] = []  # JSON values: the command checked to be a str, the id as recorded
         for a in acts:
             if isinstance(a, dict) and isinstance(a.get("command", a.get("action")), str):
                 out.append((a.get("command", a.get("action")), a.get("tool_call_id")))
@@ -171,7 +171,7 @@ def _actions_of(msg: dict) -> list[tuple[str, str | None]]:
         for c in calls:
             if not isinstance(c, dict):
                 continue
-            fn = c.get("function") if isinstance(c.get("function"), dict) else c
+            fn = got if isinstance(got := c.get("function"), dict) else c
             args = fn.get("arguments")
             if isinstance(args, str):
                 try:
@@ -184,9 +184,9 @@ def _actions_of(msg: dict) -> list[tuple[str, str | None]]:
     return []
 
 
-def _model_name(info: dict, doc: dict) -> str:
-    config = info.get("config") if isinstance(info.get("config"), dict) else {}
-    model = config.get("model") if isinstance(config.get("model"), dict) else {}
+def _model_name(info: dict[str, Any], doc: dict[str, Any]) -> str:
+    config = got if isinstance(got := info.get("config"), dict) else {}
+    model = got if isinstance(got := config.get("model"), dict) else {}
     for val in (model.get("model_name"), info.get("model_name"), doc.get("model")):
         if isinstance(val, str) and val:
             return val
@@ -201,7 +201,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
     messages = parsed.value if isinstance(parsed.value, list) else doc.get("messages", [])
     if not isinstance(messages, list):
         messages = []
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    info = got if isinstance(got := doc.get("info"), dict) else {}
     prefix = "messages" if doc else ""
     meta: dict[str, Any] = {"agent": "mini-swe-agent", "legacy": not doc}
     for key in ("exit_status", "submission", "mini_version"):
@@ -225,7 +225,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
         events.append(ev)
         return ev
 
-    def merge(ev: Event, content: str, extra: dict) -> None:
+    def merge(ev: Event, content: str, extra: dict[str, Any]) -> None:
         nonlocal submit_pending
         output, status, code = _observation(content, extra)
         ev.output = clip(output)
@@ -243,7 +243,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
         raw = f"{prefix}[{i}]"
         role = msg.get("role") if isinstance(msg.get("role"), str) else ""
         mtype = msg.get("type") if isinstance(msg.get("type"), str) else ""
-        extra = msg.get("extra") if isinstance(msg.get("extra"), dict) else {}
+        extra = got if isinstance(got := msg.get("extra"), dict) else {}
         content = _text(msg.get("content"))
         call_ref = msg.get("call_id") if mtype else msg.get("tool_call_id")
         call_ref = call_ref if isinstance(call_ref, str) else ""

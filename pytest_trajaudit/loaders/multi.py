@@ -191,7 +191,7 @@ def _entry(ref: JobRef, max_file: int, budget: Budget | None = None) -> _Contain
     path = ref.anchor
     key = _identity(path)
     entry = _cache.pop(key, None) if key is not None else None
-    if entry is not None:
+    if key is not None and entry is not None:
         _cache[key] = entry  # most recently used
         if budget is not None:
             budget.charge(path, entry.size)

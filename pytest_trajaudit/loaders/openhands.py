@@ -200,8 +200,8 @@ def scan_members(base: Any, rel: str, max_file: int) -> list[str] | None:
 
 
 def _exit_code(obs: dict[str, Any]) -> int | None:
-    extras = obs.get("extras") if isinstance(obs.get("extras"), dict) else {}
-    md = extras.get("metadata") if isinstance(extras.get("metadata"), dict) else {}
+    extras = got if isinstance(got := obs.get("extras"), dict) else {}
+    md = got if isinstance(got := extras.get("metadata"), dict) else {}
     for v in (md.get("exit_code"), extras.get("exit_code"), obs.get("exit_code")):
         if isinstance(v, int) and not isinstance(v, bool):
             return v
@@ -260,13 +260,13 @@ def _tool(index: int, act: dict[str, Any], obs: dict[str, Any] | None, raw: str)
                                                              "confirmation_state", "is_input")}
     output = _content(obs) if obs is not None else ""
     if action == "run":
-        cmd = args.get("command") if isinstance(args.get("command"), str) else ""
+        cmd = got if isinstance(got := args.get("command"), str) else ""
         ev = tool_event(index, _tool_name(act, "execute_bash"), {"command": cmd}, kind=EXECUTE, output=output,
                         status=_status(action, obs, EXECUTE), raw=raw)
         ev.command, ev.paths = cmd, shell_read_paths(cmd)
         return ev
     if action == "run_ipython":
-        code = args.get("code") if isinstance(args.get("code"), str) else ""
+        code = got if isinstance(got := args.get("code"), str) else ""
         m = _SKILL_CALL.match(code)
         kind = _SKILL_KIND.get(m.group(1), EXECUTE) if m else EXECUTE
         ev = tool_event(index, _tool_name(act, "execute_ipython_cell"), {"code": code}, kind=kind, output=output,
@@ -419,8 +419,8 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
     if found is None:
         raise UnusableInput(path, f"no record {member!r}")
     rec, line = found
-    md = rec.get("metadata") if isinstance(rec.get("metadata"), dict) else {}
-    agent = md.get("agent_class") if isinstance(md.get("agent_class"), str) else "openhands"
+    md = got if isinstance(got := rec.get("metadata"), dict) else {}
+    agent = got if isinstance(got := md.get("agent_class"), str) else "openhands"
     model = _get(md, "llm_config", "model") or md.get("model_name") or ""
     meta: dict[str, Any] = {"agent": agent, "record_line": line}
     if isinstance(model, str) and model:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import import_module
 from pathlib import Path
+from typing import Protocol, cast
 
 import orjson
 
@@ -28,16 +29,29 @@ FORMAT_MODULES = (
     "text",
 )
 
-_loaded: list | None = None
 
 
-def loaders() -> list:
+class FormatModule(Protocol):
+    """What every module of :data:`FORMAT_MODULES` defines (others, e.g. ``MULTI``, are read with ``getattr``)."""
+
+    __name__: str
+    NAME: str  # the format's name in reports (``trajectory_format``)
+
+    def sniff(self, parsed: Parsed) -> bool: ...
+
+    def load(self, parsed: Parsed, path: str) -> Trajectory: ...
+
+
+_loaded: list[FormatModule] | None = None
+
+
+def loaders() -> list[FormatModule]:
     global _loaded
     if _loaded is None:
-        mods = []
+        mods: list[FormatModule] = []
         for name in FORMAT_MODULES:
             try:
-                mods.append(import_module(f"{__package__}.{name}"))
+                mods.append(cast(FormatModule, import_module(f"{__package__}.{name}")))
             except ModuleNotFoundError as exc:  # a format module not written yet
                 if exc.name != f"{__package__}.{name}":
                     raise
@@ -45,7 +59,7 @@ def loaders() -> list:
     return _loaded
 
 
-def detect(parsed: Parsed) -> object | None:
+def detect(parsed: Parsed) -> FormatModule | None:
     for mod in loaders():
         try:
             if mod.sniff(parsed):
@@ -79,7 +93,7 @@ def load_trajectory(parsed: Parsed, path: str | Path) -> Trajectory:
 HEAD_FORMATS = ("acp", "claude", "codex")
 
 
-def sniff_head(name: str, head: bytes, whole: bool) -> object | None:
+def sniff_head(name: str, head: bytes, whole: bool) -> FormatModule | None:
     """The format module of a ``*.jsonl`` file from its first bytes ``head`` (``whole``: the head is the whole
     file), or None: the complete lines of the head must each be a JSON value and one of :data:`HEAD_FORMATS` must
     recognise them. Never raises."""

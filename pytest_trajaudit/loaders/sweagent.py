@@ -241,7 +241,7 @@ def _reward(info: dict[str, Any]) -> tuple[float | None, str | None]:
 
 
 def _meta(doc: dict[str, Any], path: str) -> dict[str, Any]:
-    info = doc.get("info") if isinstance(doc.get("info"), dict) else {}
+    info = got if isinstance(got := doc.get("info"), dict) else {}
     rc = _as_dict(doc.get("replay_config"))
     steps = doc.get("trajectory") if isinstance(doc.get("trajectory"), list) else []
     first_state = steps[0].get("state") if steps and isinstance(steps[0], dict) else None
@@ -297,7 +297,7 @@ def load(parsed: Parsed, path: str) -> Trajectory:
         raw = f"trajectory[{i}]"
         thought = step.get("thought")
         if not isinstance(thought, str) or not thought.strip():
-            thought = step.get("response") if isinstance(step.get("response"), str) else ""
+            thought = got if isinstance(got := step.get("response"), str) else ""
         if thought.strip():
             events.append(Event(index=len(events), type=THOUGHT, text=clip(thought), raw=f"{raw}.thought"))
         state = _as_dict(step.get("state"))

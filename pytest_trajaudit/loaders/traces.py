@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from ..model import Trajectory, UnusableInput
+from ..model import Event, Trajectory, UnusableInput
 from ..safeio import Parsed, derived
 from .common import tool_event
 
@@ -180,7 +180,7 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
     steps = r.get("steps", [])
     if not isinstance(steps, list):
         raise UnusableInput(path, f"{ptr}.steps is not a list")
-    events = []
+    events: list[Event] = []
     numbers: list[int] = []
     all_ok = True
     for i, s in enumerate(steps, 1):

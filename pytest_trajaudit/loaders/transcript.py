@@ -224,8 +224,8 @@ def _unwrap(body: list[_Line]) -> str:
     rows = [ln.text for ln in body[first:last + 1]]
     if len(rows) >= 2:
         m = _FENCE.match(rows[0])
-        last = rows[-1].strip()
-        if m and not m.group(2).strip() and set(last) == {m.group(1)[0]} and len(last) >= len(m.group(1)) \
+        fence = rows[-1].strip()
+        if m and not m.group(2).strip() and set(fence) == {m.group(1)[0]} and len(fence) >= len(m.group(1)) \
                 and _closes_last(rows, m.group(1)):
             return "\n".join(rows[1:-1])
     return "\n".join(rows)
