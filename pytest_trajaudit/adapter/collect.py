@@ -26,7 +26,7 @@ def finish(session: pytest.Session) -> None:
         if hasattr(session.config, "workerinput"):
             session.config.workeroutput["trajaudit_coverage"] = m  # type: ignore[attr-defined]
         elif rollup.ROLLUP_KEY in session.config.stash:
-            session.config.stash[rollup.ROLLUP_KEY].rollup.coverage.add(m)
+            session.config.stash[rollup.ROLLUP_KEY].rollup.coverage.add(m)  # type: ignore[union-attr]  # RollupPlugin sets it when built
 
 
 def directory(path: Path, parent: pytest.Collector) -> TreeNode | None:
@@ -98,12 +98,12 @@ def order(config: pytest.Config, items: list[pytest.Item]) -> None:
             others.append(it)
     regrouped = [it for key in sorted(groups, key=order.__getitem__) for it in groups[key]]
     for group in groups.values():
-        group[0].parent.selected = [it.principle.code for it in group]  # type: ignore[attr-defined]
+        group[0].parent.selected = [it.principle.code for it in group]  # type: ignore[attr-defined,union-attr]  # a job's PrincipleItems under their JobNode
     # group items last, in node-id order: they read what the jobs published (groups.py)
     # judge items (a judge principle with judges configured) last: their answers arrive while the rest runs. A job
     # keeps its other items together and only its small pending judge state until then (JobNode.release). Under
     # xdist, loadscope still sends a job as one unit, so there they end that unit.
-    judged = [it for it in regrouped if getattr(it, "principle", None) is not None and it.principle.judge]
+    judged = [it for it in regrouped if getattr(it, "principle", None) is not None and it.principle.judge]  # type: ignore[attr-defined]  # PrincipleItems (getattr above)
     judge_cfg = getattr(config.stash[STATE_KEY].settings, "judge", None)
     if judged and judge_cfg is not None:
         regrouped = [it for it in regrouped if not (it.principle.judge)]  # type: ignore[attr-defined]
@@ -111,9 +111,9 @@ def order(config: pytest.Config, items: list[pytest.Item]) -> None:
         # out meanwhile: a judge-only selection such as -m P3 still overlaps its calls). Not on an xdist worker:
         # there the controller decides what runs next.
         if not hasattr(config, "workerinput"):
-            order = list(dict.fromkeys(it.parent for it in judged))
-            for n, job in enumerate(order):
-                job.prefetch = order[n + 1:n + 1 + judge_cfg.concurrency]  # type: ignore[attr-defined]
+            ahead = list(dict.fromkeys(it.parent for it in judged))
+            for n, job in enumerate(ahead):
+                job.prefetch = ahead[n + 1:n + 1 + judge_cfg.concurrency]  # type: ignore[union-attr]  # JobNodes
     else:
         judged = []
     items[:] = regrouped + others + sorted(task_groups, key=lambda it: it.nodeid) + judged

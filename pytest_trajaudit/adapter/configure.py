@@ -16,6 +16,7 @@ import pytest
 from ..discover.jobs import JobRef, Walk
 from ..loaders.multi import node_name
 from ..principles import Principle, registry
+from ..records import GroupRecord
 from ..scan.redact import printable
 from ..settings import Settings
 from . import protocol
@@ -47,7 +48,7 @@ class State:
         """Every principle of the session (built-in and plugin-contributed), by code."""
         return self.registry or registry()
 
-    def compute_record(self, job_id: str, ref: JobRef) -> dict[str, Any]:
+    def compute_record(self, job_id: str, ref: JobRef) -> GroupRecord:
         """A group member's record computed by the group item itself (its job ran elsewhere or not at all)."""
         from ..aggregate.groups import compact, needed
         from ..principles.engine import audit_job
@@ -165,8 +166,9 @@ def _waivers(config: pytest.Config, tops: list[Path]) -> list[Any]:
     if inside(path, tops):
         raise pytest.UsageError(f"trajaudit: the waivers file {printable(str(path))} lies inside an audited tree; "
                                 "keep it outside every audited root (e.g. in the benchmark's repository)")
+    codes: dict[str, Principle] = config.stash[REGISTRY_KEY]  # the session's principles, by code
     try:
-        return load(path, config.stash[REGISTRY_KEY])
+        return load(path, codes)
     except WaiverError as exc:
         raise pytest.UsageError(f"trajaudit: waivers: {printable(str(exc))}") from None
 
@@ -238,7 +240,7 @@ def _privileged_roots(config: pytest.Config) -> tuple[str, ...]:
         raise pytest.UsageError(f"trajaudit: --trajaudit-privileged-root: {exc.reason}") from None
 
 
-REGISTRY_KEY = pytest.StashKey[dict]()
+REGISTRY_KEY = pytest.StashKey[dict[str, Principle]]()
 
 
 def _principles(config: pytest.Config) -> tuple[list[Principle], tuple[str, ...]]:

@@ -22,6 +22,7 @@ from ..loaders.multi import RECORD, claim, list_members, member_ref, node_name
 from ..model import UnusableInput
 from ..principles import Principle
 from ..principles.engine import JobAudit, audit_job
+from ..records import GroupRecord
 from ..safeio import events_limit
 from ..scan.redact import clean, printable
 from .nodeids import path_id
@@ -111,9 +112,10 @@ class TreeNode(pytest.File):
 def _planned(state: Any) -> dict[Path, list[tuple[Path, str, list[JobRef]]]]:
     """The task groups of every audit root (planned from folder names, stat-only), by their first trial's
     directory. A root inside another root is planned with the outer one only (one group per task)."""
-    plans = state.__dict__.get("_trajaudit_groups")
+    plans: dict[Path, list[tuple[Path, str, list[JobRef]]]] | None = state.__dict__.get("_trajaudit_groups")
     if plans is None:
-        plans = state.__dict__["_trajaudit_groups"] = {}
+        plans = {}
+        state.__dict__["_trajaudit_groups"] = plans
         for root in state.roots:
             if any(r in root.parents for r in state.roots):
                 continue
@@ -323,7 +325,7 @@ class PrincipleItem(pytest.Item):
     def runtest(self) -> None:
         _outcome(self, self.record or {}, f"{self.job.job_id}::{self.principle.code}", str(self.job.ref.dir))
 
-    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
+    def repr_failure(self, excinfo, style=None):
         # one line: "P1: <reason>"; the node id beside it names the job (adapter/terminal.py)
         if isinstance(excinfo.value, AuditFailure):
             return str(excinfo.value)
@@ -333,7 +335,7 @@ class PrincipleItem(pytest.Item):
             return f"WARN as error: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 
-    def _repr_failure_py(self, excinfo, style=None):  # type: ignore[override]
+    def _repr_failure_py(self, excinfo, style=None):
         # setup errors are rendered through this (not repr_failure): keep them to one line, no traceback
         if isinstance(excinfo.value, UnusableJob | AuditFailure | TrajauditWarning):
             return self.repr_failure(excinfo, style)
@@ -363,7 +365,7 @@ class PrincipleItem(pytest.Item):
         return (rel, 0, self.domain)
 
     @property
-    def ihook(self):  # type: ignore[override]
+    def ihook(self):
         """``Node.ihook``: the hook proxy for the item's path, which pytest asks for three times per item (its
         assertion and warnings wrappers, the protocol). Every item of a job has the job's path, and once
         collection is over no conftest can join, so the proxy is looked up once per job from then on."""
@@ -431,7 +433,7 @@ class GroupItem(pytest.Item):
         if res.status == "ERROR":
             raise GroupError(clean(res.evidence))
 
-    def _record(self, res: GroupResult, records: list[dict[str, Any]]) -> dict[str, Any]:
+    def _record(self, res: GroupResult, records: list[GroupRecord]) -> dict[str, Any]:
         return {"group": self.group_id, "task": self.group.name, "code": self.name, "tier": "C0",
                 "family": GROUP_FAMILY[self.name], "status": res.status, "evidence": clean(res.evidence),
                 "data": res.data, "members": [r["job"] for r in records]}
@@ -439,7 +441,7 @@ class GroupItem(pytest.Item):
     def runtest(self) -> None:
         _outcome(self, self.record or {}, f"{self.group_id}::{self.name}", str(self.path))
 
-    def repr_failure(self, excinfo, style=None):  # type: ignore[override]
+    def repr_failure(self, excinfo, style=None):
         if isinstance(excinfo.value, AuditFailure):
             return str(excinfo.value)
         if isinstance(excinfo.value, GroupError):
@@ -448,7 +450,7 @@ class GroupItem(pytest.Item):
             return f"WARN as error: {excinfo.value}"
         return super().repr_failure(excinfo, style=style)
 
-    def _repr_failure_py(self, excinfo, style=None):  # type: ignore[override]
+    def _repr_failure_py(self, excinfo, style=None):
         if isinstance(excinfo.value, AuditFailure | GroupError | TrajauditWarning):
             return self.repr_failure(excinfo, style)
         return super()._repr_failure_py(excinfo, style=style)

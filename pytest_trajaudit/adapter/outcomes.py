@@ -26,7 +26,7 @@ def adjust(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.TestRepor
         xdist.audit_reports().add(rep)  # an xdist worker sending reports one by one: pack this one as JSON
     if isinstance(item, PrincipleItem | GroupItem) and item.record is not None:
         if call.when == "call" or (call.when == "setup" and not rep.passed):  # setup: unusable input
-            rep.trajaudit = item.record
+            rep.trajaudit = item.record  # type: ignore[attr-defined]  # the plugin's record on pytest's report (xdist ships it)
         if call.when == "call" and item.warn_msg is not None and rep.passed:
             rep.outcome = "skipped"
             rep.wasxfail = item.warn_msg

@@ -120,7 +120,7 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
     if type(item.keywords) is not dict:
         # every report copies the keywords (TestReport.from_item_and_call), and NodeKeywords walks the whole
         # parent chain on each iteration: flatten them once (selection by -k/-m is over by now)
-        item.keywords = flat_keywords(item)  # type: ignore[assignment]
+        item.keywords = flat_keywords(item)
     ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     if phase("setup", lambda: _lean_setup(item, session)).passed:
         setup_only = config.getoption("setuponly", False)

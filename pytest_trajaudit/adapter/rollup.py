@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ..records import Summary
 from ..scan.redact import printable
 from . import _compat
 from .configure import State, abspath, baseline, ini_or_opt, waivers_path
@@ -35,7 +36,7 @@ class RollupPlugin:
         self.rollup.coverage = coverage_for(config, declared, [p.code for p in state.principles])
         if state.settings.judge is not None:
             self.rollup.judges.models = list(state.settings.judge.models)
-        self.summary: dict[str, Any] | None = None
+        self.summary: Summary | None = None
         self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for CTRF and CI annotations
         self.files: dict[str, str] = {}  # job id → its trajectory file, for CI annotations
         self.failed_findings: list[tuple[str, str, str]] = []  # (job, code, evidence) of each FAILED audit item
@@ -77,7 +78,7 @@ class RollupPlugin:
             return  # nothing was audited: no verdict, no report
         from ..aggregate.completeness import exit_status, stop_cause
 
-        self.rollup.coverage.stop_cause = stop_cause(self.config, session.exitstatus)
+        self.rollup.coverage.stop_cause = stop_cause(self.config, session.exitstatus)  # type: ignore[union-attr]  # set in __init__
         self.rollup.apply_coverage()  # jobs whose integrity items did not all run are INCOMPLETE
         if not self.rollup.jobs and not self.rollup.groups:
             if self.rollup.shard is not None:
@@ -145,7 +146,7 @@ class RollupPlugin:
 
 
 def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, Any]],
-                 summary: dict[str, Any] | None = None) -> None:
+                 summary: Summary | None = None) -> None:
     """Add job verdicts and the PR verdict to a pytest-json-ctrf report (results.extra.trajaudit) and each audit
     item's status and evidence to its test (tests[].extra.trajaudit). The file is written before unconfigure."""
     path = config.getoption("ctrf", None) if config.pluginmanager.hasplugin("ctrf") else None
@@ -166,7 +167,7 @@ def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, A
                               "pr_verdict": pv["verdict"], "pr_reasons": pv["reasons"][:10],
                               **({"incomplete": pv["incomplete"]["line"]} if pv.get("incomplete") else {})}
         for t in results.get("tests", []):
-            info = items.get(t.get("name")) if isinstance(t, dict) else None
+            info = items.get(t.get("name")) if isinstance(t, dict) else None  # type: ignore[arg-type]  # a CTRF name: a node id
             if info:
                 t.setdefault("extra", {})["trajaudit"] = {**info, "evidence": redact(info["evidence"])[:2000]}
         from .ci import ctrf_statuses

@@ -146,10 +146,10 @@ class XdistBatchHooks:
 def xdist_own_queueing(node: Any) -> bool:
     """``node`` queues events exactly as the ``xdist_batch`` fast path does: xdist's own ``WorkerController``
     (neither its event handling nor its queueing overridden), with its debug log (``--debug``) off."""
-    WorkerController = _compat.xdist_worker_controller()  # noqa: N806 - a class
+    WorkerController: Any = _compat.xdist_worker_controller()  # noqa: N806 - a class (its methods compared below)
     if WorkerController is None:  # pragma: no cover - this hook is xdist's
         return False
-    cls = type(node)
+    cls: Any = type(node)
     return (issubclass(cls, WorkerController)
             and cls.process_from_remote is WorkerController.process_from_remote
             and cls.notify_inproc is WorkerController.notify_inproc

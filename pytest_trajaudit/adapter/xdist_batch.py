@@ -46,7 +46,7 @@ class WorkerBatcher:
     does not, a finished item's events wait. The lock makes ``sendevent`` safe from execnet's receiver thread
     (xdist's ``steal`` answers from there)."""
 
-    def __init__(self, interactor: Any, same_job: Callable[[int, Any], bool], limit: int = LIMIT) -> None:
+    def __init__(self, interactor: Any, same_job: Callable[[Any, Any], bool], limit: int = LIMIT) -> None:
         self.interactor = interactor
         self.send_one: Callable[..., None] = interactor.sendevent
         self.same_job = same_job
