@@ -7,8 +7,8 @@ the same keys in the same order. Keys that only some records carry are ``NotRequ
 the written files are in ``report/schema.py``.
 """
 
-from __future__ import annotations
-
+# no ``from __future__ import annotations``: TypedDict reads NotRequired[...] from evaluated annotations only
+# (``__required_keys__``, checked by tests/test_records.py)
 from typing import Any, NotRequired, TypedDict
 
 
