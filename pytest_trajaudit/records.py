@@ -111,6 +111,16 @@ class RollupJob(TypedDict):
     advisor_error: NotRequired[str]  # an ADV item met unusable input
 
 
+class ItemOutcome(TypedDict):
+    """One audit item's outcome as the pytest side keeps it by node id (``adapter/rollup.py``), for the CTRF
+    enrichment and the GitHub annotations (``adapter/ci.py``)."""
+
+    job: str | None  # the job id, or the group id of a group item
+    code: str
+    status: str | None  # the finding's status, WAIVED when a waiver accepted it
+    evidence: str
+
+
 class PrVerdict(TypedDict):
     """``summary.json``'s ``pr_verdict``."""
 

@@ -18,6 +18,7 @@ import os
 import re
 from typing import Any
 
+from ..records import ItemOutcome
 from ..scan.redact import clean, printable
 
 EVIDENCE_MAX = 2000
@@ -46,7 +47,7 @@ def junit_system_out(xml: Any, report: Any, rec: dict[str, Any]) -> None:
     junit_node(xml, report).append(node)
 
 
-def ctrf_statuses(doc: dict[str, Any], items: dict[str, dict[str, Any]]) -> None:
+def ctrf_statuses(doc: dict[str, Any], items: dict[str, ItemOutcome]) -> None:
     """WARN items become status ``other``; the summary's counts follow the tests' statuses."""
     results = doc.get("results")
     if not isinstance(results, dict) or not isinstance(results.get("tests"), list):
@@ -72,7 +73,7 @@ def _gh_escape(text: str, prop: bool = False) -> str:
     return text
 
 
-def github_annotations(items: dict[str, dict[str, Any]], files: dict[str, str], cwd: str) -> list[str]:
+def github_annotations(items: dict[str, ItemOutcome], files: dict[str, str], cwd: str) -> list[str]:
     """``::error``/``::warning`` workflow commands for FAIL/ERROR and WARN items, in node-id order.
 
     ``files`` maps a job id to its trajectory file (absolute); a file under ``cwd`` (the workspace) is given

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from ..records import Summary
+from ..records import ItemOutcome, Summary
 from ..scan.redact import printable
 from . import _compat
 from .configure import State, abspath, baseline, ini_or_opt, waivers_path
@@ -37,7 +37,7 @@ class RollupPlugin:
         if state.settings.judge is not None:
             self.rollup.judges.models = list(state.settings.judge.models)
         self.summary: Summary | None = None
-        self.items: dict[str, dict[str, Any]] = {}  # node id → status/evidence, for CTRF and CI annotations
+        self.items: dict[str, ItemOutcome] = {}  # node id → status/evidence, for CTRF and CI annotations
         self.files: dict[str, str] = {}  # job id → its trajectory file, for CI annotations
         self.failed_findings: list[tuple[str, str, str]] = []  # (job, code, evidence) of each FAILED audit item
         self.nodes: dict[str, str] = {}  # job id → its items' node id prefix, naming the job in verdict lines
@@ -145,7 +145,7 @@ class RollupPlugin:
         enrich_ctrf(config, self.rollup, self.items, self.summary)
 
 
-def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, dict[str, Any]],
+def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, ItemOutcome],
                  summary: Summary | None = None) -> None:
     """Add job verdicts and the PR verdict to a pytest-json-ctrf report (results.extra.trajaudit) and each audit
     item's status and evidence to its test (tests[].extra.trajaudit). The file is written before unconfigure."""
