@@ -111,6 +111,37 @@ class RollupJob(TypedDict):
     advisor_error: NotRequired[str]  # an ADV item met unusable input
 
 
+class ReviewFields(TypedDict):
+    """A job entry's review fields (``report/review.py``'s ``job_fields``)."""
+
+    fingerprints: dict[str, str]  # code → print of each FAIL / WARN (what a later run's baseline reads)
+    waived: list[str]  # the codes whose finding a waiver accepted
+
+
+class SummaryJob(TypedDict):
+    """One entry of ``summary.json``'s ``jobs`` (``report/summary.py``'s ``Rollup.summary``), in its key order;
+    ``trace_grader`` is added by ``Rollup.trace_sections``."""
+
+    job: str
+    config: str
+    task: str
+    trial: str
+    verdict: str
+    reward: float | None
+    reasons: list[str]
+    statuses: dict[str, str]  # code → the item's status
+    loads: int
+    agent: str
+    model: str
+    condition: str | None
+    oracle: bool
+    advisor_verdict: str | None
+    fingerprints: dict[str, str]
+    waived: list[str]
+    detail: dict[str, Any]  # the roll-up's state of the job without ``loads`` (a RollupJob's other keys)
+    trace_grader: NotRequired[dict[str, Any] | None]  # the job's trace-grader run block, None without TG items
+
+
 class ItemOutcome(TypedDict):
     """One audit item's outcome as the pytest side keeps it by node id (``adapter/rollup.py``), for the CTRF
     enrichment and the GitHub annotations (``adapter/ci.py``)."""
@@ -155,4 +186,4 @@ class Summary(TypedDict):
     not_audited: list[dict[str, str]]
     waivers: NotRequired[dict[str, Any]]
     baseline: NotRequired[dict[str, Any]]
-    jobs: list[dict[str, Any]]  # one entry per job (verdict, statuses, detail, ...), sorted by job id
+    jobs: list[SummaryJob]  # one entry per job, sorted by job id

@@ -15,7 +15,16 @@ from pytest_trajaudit.aggregate.groups import compact
 from pytest_trajaudit.discover.jobs import find_jobs
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.principles.engine import audit_job
-from pytest_trajaudit.records import GroupRecord, JobMeta, PrVerdict, RollupJob, SkillQuote, Summary, TaskMeta
+from pytest_trajaudit.records import (
+    GroupRecord,
+    JobMeta,
+    PrVerdict,
+    RollupJob,
+    SkillQuote,
+    Summary,
+    SummaryJob,
+    TaskMeta,
+)
 from pytest_trajaudit.settings import Settings
 
 from .jobfactory import make_job
@@ -73,6 +82,8 @@ def test_summary_and_rollup_state_match_their_typeddicts(pytester: pytest.Pytest
     assert_shape(PrVerdict, summary["pr_verdict"], "pr_verdict")
     assert summary["jobs"]
     for entry in summary["jobs"]:
+        assert_shape(SummaryJob, entry, f"{entry['job']} job entry")
+        assert list(entry) == list(SummaryJob.__annotations__)  # summary.json's key order
         # a job entry's detail is the roll-up's state of the job without its load count (report/summary.py)
         state = {**entry["detail"], "loads": entry["loads"]}
         assert_shape(RollupJob, state, f"{entry['job']} roll-up state")

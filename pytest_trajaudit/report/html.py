@@ -22,7 +22,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from ..records import Summary
+from ..records import Summary, SummaryJob
 from .review import html_section as review_section
 
 MAX_CHART_ROWS = 40
@@ -46,7 +46,7 @@ def _json_for_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def _job_data(job: dict[str, Any]) -> dict[str, Any]:
+def _job_data(job: SummaryJob) -> dict[str, Any]:
     detail = job.get("detail") or {}
     records = detail.get("records") or {}
     findings = [{"code": code, "status": r.get("status"), "evidence": r.get("evidence") or "",

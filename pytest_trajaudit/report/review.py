@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
+from ..records import ReviewFields, SummaryJob
 from . import baseline as _baseline
 from . import waivers as _waivers
 
@@ -27,14 +28,14 @@ def discounted(job_id: str, records: Mapping[str, Mapping[str, Any]], baseline: 
     return out
 
 
-def job_fields(job_id: str, records: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def job_fields(job_id: str, records: Mapping[str, Mapping[str, Any]]) -> ReviewFields:
     """A job entry's ``fingerprints`` (code → print of each FAIL/WARN: what a later run's baseline reads) and
     ``waived`` (the codes whose finding a waiver accepted)."""
     return {"fingerprints": _baseline.findings(job_id, records),
             "waived": [c for c, r in records.items() if waived(r)]}
 
 
-def sections(rollup: Any, jobs: list[dict[str, Any]]) -> dict[str, Any]:
+def sections(rollup: Any, jobs: list[SummaryJob]) -> dict[str, Any]:
     """summary.json's ``waivers`` and ``baseline`` sections (each only when its option was given), and under
     ``_pr_verdicts`` the job verdicts the PR verdict counts with ``--trajaudit-new-only``."""
     out: dict[str, Any] = {}

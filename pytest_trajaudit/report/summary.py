@@ -22,7 +22,7 @@ from ..aggregate.verdicts import (
     verdict_counts,
 )
 from ..judges.stats import Totals
-from ..records import PrVerdict, RollupJob, Summary
+from ..records import PrVerdict, RollupJob, Summary, SummaryJob
 from . import tracegrader
 from .audit import build_audit, trace_grader_block, write_json_atomic, write_text_atomic
 from .html import render as render_html
@@ -189,12 +189,13 @@ class Rollup:
 
         verdicts = self.verdicts()
         per_principle: dict[str, Counter[str]] = {}
-        jobs = []
+        jobs: list[SummaryJob] = []
         for job_id, (verdict, reasons) in verdicts.items():
             j = self.jobs[job_id]
             for c, r in j["records"].items():
                 per_principle.setdefault(c, Counter())[r["status"]] += 1
             meta = j["meta"]
+            review_fields = job_fields(job_id, j["records"])
             jobs.append({
                 "job": job_id, "config": meta.get("config") or "", "task": meta.get("task") or "",
                 "trial": meta.get("trial") or "", "verdict": verdict, "reward": meta.get("reward"),
@@ -202,7 +203,7 @@ class Rollup:
                 "loads": j["loads"], "agent": meta.get("agent") or "", "model": meta.get("model") or "",
                 "condition": meta.get("condition"), "oracle": bool(meta.get("oracle")),
                 "advisor_verdict": self.advisor_verdict(job_id),
-                **job_fields(job_id, j["records"]),
+                "fingerprints": review_fields["fingerprints"], "waived": review_fields["waived"],
                 "detail": self.detail(job_id),
             })
         review = sections(self, jobs)
@@ -259,7 +260,7 @@ class Rollup:
         return {**{k: v for k, v in j.items() if k not in ("records", "loads")},
                 "records": {c: {k: v for k, v in r.items() if k not in DETAIL_OMITS} for c, r in j["records"].items()}}
 
-    def trace_sections(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    def trace_sections(self, jobs: list[SummaryJob]) -> dict[str, Any]:
         """Adds each job's trace-grader run verdict (``trace_grader``) to ``jobs``; returns the run-verdict
         counts, one pass^k entry per task group (trials of one task, agent, model and condition) and the original
         trace-grader's summary block (``trace_grader``; None when no trace-grader item judged a job)."""
@@ -280,7 +281,7 @@ class Rollup:
         return {"trace_verdicts": counts, "pass_k": pass_k_entries(records),
                 "trace_grader": tracegrader.summary_block(blocks, axis)}
 
-    def skills_sections(self, jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    def skills_sections(self, jobs: list[SummaryJob]) -> dict[str, Any]:
         """``skill_impact`` (SB-2: with vs without skills per task, agent and model, keyed by the agent/shim name,
         qualified with @model / task/ only when needed to stay unique) and the non-blocking ``skills_flags``."""
         trials = []
@@ -296,7 +297,7 @@ class Rollup:
         impact = skill_impact(trials)
         return {"skill_impact": impact, "skills_flags": skills_flags(trials, impact)}
 
-    def pr_verdict(self, jobs: list[dict[str, Any]], override: dict[str, str] | None = None) -> PrVerdict:
+    def pr_verdict(self, jobs: list[SummaryJob], override: dict[str, str] | None = None) -> PrVerdict:
         """``override``: job → the verdict to count instead of the job's own (--trajaudit-new-only)."""
         from .review import waived
 
