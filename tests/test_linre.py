@@ -260,3 +260,37 @@ def test_ascii_text_takes_the_same_matches_as_the_re2_wrapper(pattern: str, flag
                 last = m.span()
                 theirs_all.append(_described(m))
             assert ours_all == theirs_all, (text, pos, endpos)
+
+
+
+@pytest.mark.parametrize(("pattern", "flags"), [
+    (r"a*", 0), (r"(a)|(b)", 0), (r"\bx\w*", 0), (r"^(\w+)=(.*)$", re.M), (r"(?P<n>\d+)?-", 0), (r"", 0),
+    (r"(?:^[ \t>E+|]*|[:`]\s*)assert\s+(.+)$", re.M), (r"[^\n]*", 0), (r"(x)?(y)?z", 0),
+])
+def test_findall_of_ascii_text_is_the_match_objects_groups(pattern: str, flags: int) -> None:
+    """findall on ASCII text cuts the groups from RE2's spans without a match object: the same list as the match
+    objects of finditer give (group(), group(1) or groups("")), for every pos/endpos, and Python's own for a
+    pattern whose groups all take part."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    rx = linre.compile(pattern, flags)
+    assert type(rx) is linre.Pattern
+    n = rx.groups
+
+    def reference(text: str, pos: int, endpos: int | None) -> list[Any]:
+        return [m.group() if n == 0 else m.group(1) if n == 1 else m.groups("")
+                for m in rx.finditer(text, pos, endpos)]
+
+    @settings(max_examples=200, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from(["a", "b", "x", "y", "z", "=", "-", "1", " ", "\t", "\n", ":", "`", ">",
+                                     "E ", "assert ", "assert", "\u00e9"]), max_size=40).map("".join),
+           st.integers(-2, 45), st.one_of(st.none(), st.integers(-2, 45)))
+    def check(text: str, pos: int, endpos: int | None) -> None:
+        ours = rx.findall(text, pos, endpos)
+        assert ours == reference(text, pos, endpos)
+        if None not in ours:  # (a lone group that took no part: None here, "" in Python's findall)
+            assert ours == re.compile(pattern, flags).findall(text, max(pos, 0), len(text) if endpos is None
+                                                               else max(endpos, 0))
+
+    check()

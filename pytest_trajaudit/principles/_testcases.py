@@ -225,6 +225,8 @@ def _compare_case(cases: Cases, left: ast.AST, right: ast.AST, shown: str) -> No
 
 
 def _from_assert(cases: Cases, line: str) -> None:
+    if "(" not in line:  # a case needs a call (``f(3) == 7``), and a call needs a parenthesis: nothing to parse
+        return
     try:
         tree = ast.parse("assert " + line.strip().rstrip("`.;").strip())
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -235,6 +237,8 @@ def _from_assert(cases: Cases, line: str) -> None:
 
 
 def _from_assert_equal(cases: Cases, rest: str) -> None:
+    if "(" not in rest:  # ``assertEqual(`` opened the call; a case needs another one inside it
+        return
     try:
         tree = ast.parse("f(" + rest.strip(), mode="eval")
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -267,16 +271,21 @@ def _from_parametrize(cases: Cases, text: str) -> None:
                 cases.add([*ins, tuple(ins)] if len(ins) > 1 else ins, row[out_i], f"parametrize {row!r}")
 
 
-# what each extraction below needs in a text; stripping line numbers only removes line prefixes, so a text without
-# any of these holds none after it either
+# what each extraction below needs in a text; stripping line numbers only removes line prefixes (spaces, digits, a
+# tab, an arrow or a colon after a newline, none of which these hold), so a text holds each of them after it exactly
+# when it did before
 _NEEDS = ("assert", "parametrize", ">>>", "xpected")
 
 
-def _may_hold_cases(text: str) -> bool:
-    """``any(n in text for n in _NEEDS)``, with a one-character search (memchr) before each of the rarer needles:
-    most texts lack one of ``z``, ``>`` or ``x``, and a character search is several times faster than a word's."""
-    return "assert" in text or ("z" in text and "parametrize" in text) or (">" in text and ">>>" in text) or \
-        ("x" in text and "xpected" in text)
+def _needs_held(text: str) -> tuple[bool, bool, bool, bool] | None:
+    """Which of :data:`_NEEDS` ``text`` holds (None: none, the common case), each searched once, with a
+    one-character search (memchr) before each of the rarer needles: most texts lack one of ``z``, ``>`` or ``x``,
+    and a character search is several times faster than a word's."""
+    a = "assert" in text
+    p = "z" in text and "parametrize" in text
+    d = ">" in text and ">>>" in text
+    x = "x" in text and "xpected" in text
+    return (a, p, d, x) if a or p or d or x else None
 
 
 def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
@@ -288,24 +297,26 @@ def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
         if not text or len(cases) >= MAX_CASES:
             continue
         head = text[:MAX_TEXT]
-        if not _may_hold_cases(head):  # none of the extractions below can find anything (nor in a repeat of it)
+        held = _needs_held(head)
+        if held is None:  # none of the extractions below can find anything (nor in a repeat of it)
             continue
         if text in done:  # (a repeat adds nothing either way: Cases.add ignores a case it holds)
             continue
         if len(done) < MAX_SEEN:
             done.add(text)
         text = strip_line_numbers(head)
-        if "assert" in text:
+        has_assert, has_param, has_doctest, has_feedback = held
+        if has_assert:
+            # (findall: the lines alone, without a match object for each of the thousands a test log can hold)
             for rx, parse in ((_ASSERT_LINE, _from_assert), (_ASSERT_EQ, _from_assert_equal)):
-                for m in rx.finditer(text):
-                    line = m.group(1)
+                for line in rx.findall(text):
                     if line not in done:
                         if len(done) < MAX_SEEN:
                             done.add(line)
                         parse(cases, line)
-        if "parametrize" in text:
+        if has_param:
             _from_parametrize(cases, text)
-        if ">>>" in text:
+        if has_doctest:
             for m in _DOCTEST.finditer(text):
                 try:
                     expr = ast.parse(m.group(1).strip(), mode="eval").body
@@ -314,9 +325,9 @@ def collect(texts: Iterable[str], cases: Cases | None = None) -> Cases:
                 want = literal(m.group(2).strip())
                 if isinstance(expr, ast.Call) and want is not _NO:
                     cases.add(_call_inputs(expr), want, f">>> {m.group(1).strip()} → {m.group(2).strip()}")
-        if "xpected" in text:
-            for m in _FEEDBACK.finditer(text):
-                got_in, want = m.group(1).strip(), m.group(2).strip()
+        if has_feedback:
+            for got_in, want in _FEEDBACK.findall(text):
+                got_in, want = got_in.strip(), want.strip()
                 ins = [got_in, *[ln for ln in got_in.splitlines()[:20] if ln.strip()]]
                 cases.add(ins, want, f"Input: {got_in[:80]} Expected: {want[:80]}")
     return cases

@@ -621,3 +621,82 @@ def test_fragment_text_helpers_equal_textwrap():
     check()
     # a fragment that only parses once repaired (a first line cut at its text) still does
     assert analyse("x = 1\n        if x:\n            y = 2\n", Cases())[1]
+
+
+def _reference_collect(texts):
+    """The visible-case collection written plainly: every text searched for each extraction's word, every
+    assertion line parsed, the regexes' match objects read one by one (what :func:`collect` must equal)."""
+    import ast
+
+    from pytest_trajaudit.principles import _testcases as T
+
+    def from_assert(cases, line):
+        try:
+            tree = ast.parse("assert " + line.strip().rstrip("`.;").strip())
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return
+        test = tree.body[0].test if tree.body and isinstance(tree.body[0], ast.Assert) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is)):
+            T._compare_case(cases, test.left, test.comparators[0], "assert " + line)
+
+    def from_assert_equal(cases, rest):
+        try:
+            tree = ast.parse("f(" + rest.strip(), mode="eval")
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            return
+        call = tree.body
+        if isinstance(call, ast.Call) and len(call.args) >= 2:
+            T._compare_case(cases, call.args[0], call.args[1], "assertEqual(" + rest)
+
+    cases = Cases()
+    for text in texts:
+        if not text or len(cases) >= T.MAX_CASES:
+            continue
+        text = T.strip_line_numbers(text[:T.MAX_TEXT])
+        if "assert" in text:
+            for rx, parse in ((T._ASSERT_LINE, from_assert), (T._ASSERT_EQ, from_assert_equal)):
+                for m in rx.finditer(text):
+                    parse(cases, m.group(1))
+        if "parametrize" in text:
+            T._from_parametrize(cases, text)
+        if ">>>" in text:
+            for m in T._DOCTEST.finditer(text):
+                try:
+                    expr = ast.parse(m.group(1).strip(), mode="eval").body
+                except (SyntaxError, ValueError, MemoryError, RecursionError):
+                    continue
+                want = T.literal(m.group(2).strip())
+                if isinstance(expr, ast.Call) and want is not T._NO:
+                    cases.add(T._call_inputs(expr), want, f">>> {m.group(1).strip()} → {m.group(2).strip()}")
+        if "xpected" in text:
+            for m in T._FEEDBACK.finditer(text):
+                got_in, want = m.group(1).strip(), m.group(2).strip()
+                ins = [got_in, *[ln for ln in got_in.splitlines()[:20] if ln.strip()]]
+                cases.add(ins, want, f"Input: {got_in[:80]} Expected: {want[:80]}")
+    return cases
+
+
+_CASE_PIECES = ("assert f(3) == 7", "assert 4 == 5", "E   assert g('ab', 2) == [1, 2]", "> assert h(x=9) is None",
+                "self.assertEqual(f(10), 20)", "assertEqual(a, b)", ">>> f(12)\n", "...", "144", "\n", " ",
+                "    1\t", "  2→", "3: ", "Input: 5\nExpected Output: 25", "Inputs = [1, 2]; Expected: 3",
+                "@pytest.mark.parametrize('a,expected', [(11, 22), (33, 44)])\n", "def test_x(a, expected):\n",
+                "`assert k(7) == 'seven'`", ": assert f(3) == 7.", "assert (", "xyz", ">>", "é", "\t", "E", "z")
+
+
+def test_visible_case_collection_equals_the_plain_reading():
+    """:func:`collect` (each word searched once, assertion lines without a call skipped before parsing, the
+    regexes' groups read by findall) finds the same cases, in the same order, as the plain reading."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    texts = st.lists(st.sampled_from(_CASE_PIECES), max_size=25).map("".join)
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(texts, max_size=5))
+    def check(ts: list[str]) -> None:
+        ours, ref = collect(ts), _reference_collect(ts)
+        assert (ours.outputs, ours.shown, ours.by_input, ours.seen) == \
+            (ref.outputs, ref.shown, ref.by_input, ref.seen)
+
+    check()
+    assert len(collect(["E   assert f(3) == 7\n" * 3, ">>> g(12)\n144\n"])) == 2
