@@ -234,3 +234,25 @@ def test_candidates_run_a_pattern_the_set_could_not_take(monkeypatch: pytest.Mon
     assert cands(rxs, text, scanned) == [big] and big.search(text)
     plain = "y" * needles_mod.FUSE_MIN
     assert cands(rxs, plain, needles_mod.scan(plain)) == []
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.one_of(st.sampled_from(ALPHABET + ["é", "→", "ſ", "K", "\ud800"]),
+                          st.sampled_from([n for rx in ALL for n in needles(rx) or ()])), max_size=40),
+       st.booleans())
+def test_a_patterns_own_set_answers_exactly_as_the_substring_test(parts: list[str], long: bool) -> None:
+    """may_match_alone (one RE2 set of one pattern's needles, for a text only it is asked about): the loop's
+    answer for every pattern, on short and long texts, non-ASCII and lone surrogates included."""
+    text = "".join(parts) + ("x" * needles_mod.FUSE_MIN if long else "")
+    for rx in ALL:
+        assert needles_mod.may_match_alone(rx, text) == may_match(rx, text), (rx.pattern, text[:80])
+        if rx.search(text):
+            assert needles_mod.may_match_alone(rx, text)
+
+
+def test_the_guard_refusal_head_takes_its_own_set() -> None:
+    guard = cfg.Settings().guard_refusal_re
+    head = "x" * needles_mod.FUSE_MIN
+    assert not needles_mod.may_match_alone(guard, head)
+    assert needles_mod.may_match_alone(guard, head + "ACCESS DENIED")
+    assert guard in needles_mod._ALONE

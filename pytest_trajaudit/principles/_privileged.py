@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from ..model import EDIT, EXECUTE, OTHER, READ, SEARCH, TOOL, USER, Event, Job
 from ..scan import linre
-from ..scan.needles import may_match, scan
+from ..scan.needles import may_match_alone
 from ..scan.redact import redact
 from ..settings import Settings
 from ._bashast import DELETE, IMPORT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
@@ -295,8 +295,9 @@ def analyse(job: Job, cfg: Settings) -> Analysis:
         touches, facts = touches_of(job, e)
         out = e.output or ""
         head = out[:4000] if touches or facts is not None else ""  # a guard answers a call that names a file
-        # one RE2 set pass over the head for the pattern's ten case-folded needles (the same answer as the loop)
-        refused = bool(head) and may_match(cfg.guard_refusal_re, head, scan(head)) and \
+        # one RE2 set pass over the head for the pattern's ten case-folded needles alone (the same answer as the
+        # loop; no other pattern is asked about the head)
+        refused = bool(head) and may_match_alone(cfg.guard_refusal_re, head) and \
             bool(cfg.guard_refusal_re.search(head))
         if refused:
             for f in _FILE_TOKEN.findall(out[:4000]):

@@ -141,6 +141,30 @@ def scan(text: str) -> Found | None:
     return Found(_FUSED.version, present, text.isascii())
 
 
+def may_match_alone(rx: re.Pattern[str], text: str) -> bool:
+    """:func:`may_match` for a text that only ``rx`` is asked about (a tool output's head, searched for a guard's
+    refusal): a text of :data:`FUSE_MIN` characters or more is searched by one RE2 set of ``rx``'s needles alone, a
+    smaller automaton than the set of every pattern's, which nothing else would read. The same answer as the loop
+    (only literals go to the set); a short text, a text RE2 cannot read or a pattern without needles takes
+    :func:`may_match`."""
+    plan = _plan(rx)
+    if plan is None or len(text) < FUSE_MIN or RE2 is None:
+        return may_match(rx, text)
+    ns, fold = plan
+    if fold and not text.isascii():  # (as may_match: a case-folded needle filters ASCII text only)
+        return True
+    own = _ALONE.get(rx)
+    if own is None:
+        own = _ALONE[rx] = _Fused()
+        if not own.add(ns, fold):
+            own.broken = True
+    hits = own.match(text)
+    return may_match(rx, text) if hits is None else bool(hits)
+
+
+_ALONE: dict[re.Pattern[str], _Fused] = {}  # a pattern's own set (may_match_alone)
+
+
 def current(found: Found | None) -> bool:
     """``found`` still answers for every planned pattern (no pattern added needles since)."""
     return found is not None and found.version == _FUSED.version and _FUSED.set is not None and not _FUSED.broken
