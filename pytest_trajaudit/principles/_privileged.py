@@ -70,6 +70,9 @@ class Analysis:
     read_warns: list[tuple[Event, str]] = field(default_factory=list)
     write_fails: list[tuple[Event, str]] = field(default_factory=list)
     write_warns: list[tuple[Event, str]] = field(default_factory=list)
+    # by_name's answer per normalized path, for the settings it was asked with (a run reads the same files again
+    # and again; each lookup gets its own copy of the entry, which it may mark as a hint)
+    names: dict[str, tuple[Settings, Entry | None]] = field(default_factory=dict)
 
     def data(self) -> list[dict[str, str]]:
         return [{"path": e.path, "kind": e.kind, "why": e.why} for e in list(self.entries.values())[:50]]
@@ -249,7 +252,12 @@ def _lookup(a: Analysis, path: str, cfg: Settings, own: set[str]) -> tuple[Entry
                 return ent, "targeted" if _targeted(base) else "broad"
     if _is_own(p, own) or p in a.named_paths:
         return None, ""
-    ent = by_name(p, cfg)
+    known = a.names.get(p)
+    if known is None or known[0] is not cfg:
+        known = a.names[p] = (cfg, by_name(p, cfg))
+    ent = known[1]
+    if ent is not None:  # a fresh entry per lookup, as by_name gives (the lines below may change it)
+        ent = Entry(ent.path, ent.kind, ent.why, ent.read_ok, ent.by_name, ent.hint)
     if ent is not None and base in a.named and not ent.why.startswith("in a "):
         return None, ""  # the instructions name it: the deliverable (a reference/ folder's copy is not)
     if ent is not None and a.code_repo:  # a repository's own file named like a key or a checker: a hint only

@@ -526,3 +526,22 @@ def test_command_write_targets_are_remembered_for_the_job_only():
     assert _writes.command_write_targets(cmd) == ["out.txt", "/app/result.txt"]  # a fresh list each time
     _shell.forget()
     assert not _shell.CMD_WRITES
+
+
+def test_a_name_is_judged_once_per_job_and_each_lookup_gets_its_own_entry():
+    """_lookup remembers by_name's answer per path for the job; every lookup hands out a fresh entry equal to
+    by_name's, so marking one as a repository's hint never reaches the next lookup's."""
+    from pytest_trajaudit.principles._privileged import Analysis, _lookup, by_name
+
+    cfg = Settings()
+    a = Analysis(code_repo=True)
+    first, _ = _lookup(a, "/task/answers.json", cfg, set())
+    second, _ = _lookup(a, "/task/answers.json", cfg, set())
+    assert first is not None and second is not None and first is not second
+    assert first == second and first.hint and first.why.count("(in a repository under test)") == 1
+    fresh = by_name("/task/answers.json", cfg)
+    assert fresh is not None and not fresh.hint and "repository" not in fresh.why
+    assert list(a.names) == ["/task/answers.json"]
+    other = Settings()
+    assert _lookup(a, "/task/answers.json", other, set())[0] == first  # other settings: asked again
+    assert a.names["/task/answers.json"][0] is other
