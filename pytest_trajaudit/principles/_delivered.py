@@ -141,7 +141,7 @@ class Delivered:
         elif st.text is not None and not old:
             st.text += new
         else:
-            hit = next((i for i, f in enumerate(st.fragments) if old and old in f), None)
+            hit = _first_holding(st.fragments, old) if old else None
             if hit is not None:
                 st.fragments[hit] = st.fragments[hit].replace(old, new)
             elif st.text is not None:  # the old text is not in what we know: the file changed in an unseen way
@@ -180,6 +180,16 @@ class Delivered:
             s = self.files[k]
             if s.deleted:  # untouched since the stash: back as it was
                 s.text, s.fragments, s.deleted = text, frags, deleted
+
+
+def _first_holding(fragments: list[str], old: str) -> int | None:
+    """The index of the first fragment holding ``old`` (None: none does). An edit of a file never read appends a
+    fragment each time and asks about all of them: one search of the fragments joined by NUL answers "none" in
+    one C pass (an ``old`` without NUL found there lies inside one fragment, a NUL-free run of the joined text),
+    and only a hit is looked for fragment by fragment."""
+    if len(fragments) > 2 and "\0" not in old and old not in "\0".join(fragments):
+        return None
+    return next((i for i, f in enumerate(fragments) if old in f), None)
 
 
 # --- tool arguments -------------------------------------------------------------------------------------------

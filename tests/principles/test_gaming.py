@@ -700,3 +700,22 @@ def test_visible_case_collection_equals_the_plain_reading():
 
     check()
     assert len(collect(["E   assert f(3) == 7\n" * 3, ">>> g(12)\n144\n"])) == 2
+
+
+def test_the_first_fragment_holding_an_edits_old_text():
+    """_first_holding (one search of the NUL-joined fragments before any per-fragment search) names the same
+    fragment as searching them one by one, NULs in the fragments or in the old text included."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_trajaudit.principles._delivered import _first_holding
+
+    text = st.lists(st.sampled_from(["a", "b", "ab", "\0", "x = 1\n", "\0b"]), max_size=6).map("".join)
+
+    @settings(max_examples=500, deadline=None, derandomize=True)
+    @given(st.lists(text, max_size=8), text.filter(bool))
+    def check(fragments: list[str], old: str) -> None:
+        assert _first_holding(fragments, old) == next((i for i, f in enumerate(fragments) if old in f), None)
+
+    check()
+    assert _first_holding(["ab", "a", "b"], "a\0b") is None and _first_holding(["x", "y", "zab"], "ab") == 2
