@@ -1,7 +1,7 @@
 """The full audit against ``orjson.loads`` over the same directory jobs, in one interpreter, no pytest.
 
     python benchmarks/audit_ratio.py [TREE] [--jobs 20] [--size-kb 2048] [--format mixed] [--repeat 3]
-                                     [--profile 25] [--work DIR]
+                                     [--parts] [--profile 25] [--work DIR]
 
 Without ``TREE`` it generates one with ``gen_runs.py`` (``--jobs`` × ``--size-kb``, ``--format``). Then, after one
 warm-up job, it times (CPU seconds, best of ``--repeat``):
@@ -12,7 +12,11 @@ warm-up job, it times (CPU seconds, best of ``--repeat``):
   beyond the items' own overhead;
 - ``orjson.loads`` of the same jobs' trajectories, line by line, and of their ``result.json``;
 
-and prints the ratio (target ≤ 1.5×). ``--profile N`` runs the audit once more under cProfile and prints the N
+and prints the ratio (target ≤ 1.5×). ``--parts`` then times the audit's parts the same way (CPU, best of
+``--repeat``, each part alone, in the audit's order, outside any profiler): loading the jobs, each principle
+(the most expensive first, the others summed), and the verifier-gaming principle's own steps (reconstructing the
+delivered code, collecting the visible test cases, the agent's words, analysing the code); each figure is also
+printed as a multiple of ``orjson.loads``. ``--profile N`` runs the audit once more under cProfile and prints the N
 functions with the most time of their own, and the N with the most cumulative time.
 """
 
@@ -50,6 +54,61 @@ def orjson_time(files: list[Path]) -> float:
     return time.process_time() - t0
 
 
+def parts(plan: list, cfg: object, repeat: int, t_orj: float) -> None:
+    """CPU seconds of each part of the audit (best of ``repeat``): loading, each principle on the loaded job in the
+    audit's order (a principle reuses what an earlier one left in the job's cache, as in the audit), and the
+    verifier-gaming principle's steps on a fresh load."""
+    from pytest_trajaudit.loaders.job import load_job
+    from pytest_trajaudit.principles import gaming
+    from pytest_trajaudit.principles._shell import forget
+
+    best: dict[str, float] = {}
+    steps: dict[str, float] = {}
+    for _ in range(max(1, repeat)):
+        acc: dict[str, float] = {}
+        sub = dict.fromkeys(("reconstruction", "visible test cases", "agent's words", "code analysis"), 0.0)
+        for ref, ps in plan:
+            c0 = time.process_time()
+            job = load_job(ref, cfg)
+            acc["loading"] = acc.get("loading", 0.0) + time.process_time() - c0
+            for p in ps:
+                c0 = time.process_time()
+                p.func(job, cfg)
+                acc[p.code] = acc.get(p.code, 0.0) + time.process_time() - c0
+            forget()
+            job = load_job(ref, cfg)
+            if job.trajectory is not None and not cfg.literal:
+                c0 = time.process_time()
+                d = gaming.reconstruct(job.trajectory)
+                c1 = time.process_time()
+                cases = gaming.collect(gaming._visible_texts(job))
+                c2 = time.process_time()
+                words = gaming._agent_words(job, cfg)
+                c3 = time.process_time()
+                gaming._analyse_all(job, cfg, d, cases, words)
+                c4 = time.process_time()
+                for k, v in zip(sub, (c1 - c0, c2 - c1, c3 - c2, c4 - c3), strict=True):
+                    sub[k] += v
+            forget()
+            del job
+        for k, v in acc.items():
+            best[k] = min(best.get(k, v), v)
+        for k, v in sub.items():
+            steps[k] = min(steps.get(k, v), v)
+    load = best.pop("loading", 0.0)
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    print(f"\n--- parts (CPU s, best of {max(1, repeat)}; x = multiple of orjson.loads {t_orj:.3f} s)")
+    print(f"  {'loading':28} {load:7.3f}  {load / t_orj:5.2f}x")
+    for code, t in ranked[:4]:
+        print(f"  {code:28} {t:7.3f}  {t / t_orj:5.2f}x")
+    rest = sum(t for _, t in ranked[4:])
+    print(f"  {f'the other {len(ranked[4:])} principles':28} {rest:7.3f}  {rest / t_orj:5.2f}x")
+    print(f"  {'sum':28} {load + sum(best.values()):7.3f}  {(load + sum(best.values())) / t_orj:5.2f}x")
+    print("  verifier gaming, by step:")
+    for k, v in steps.items():
+        print(f"    {k:26} {v:7.3f}  {v / t_orj:5.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("tree", nargs="?", type=Path)
@@ -57,6 +116,7 @@ def main() -> None:
     ap.add_argument("--size-kb", type=int, default=2048)
     ap.add_argument("--format", default="mixed")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--parts", action="store_true")
     ap.add_argument("--profile", type=int, default=0)
     ap.add_argument("--work", type=Path, default=None)
     a = ap.parse_args()
@@ -104,6 +164,8 @@ def main() -> None:
           f"{len(everything) - len(no_adv)} for {sum(ps is everything for _, ps in plan)} jobs (load {' '.join(load)})")
     print(f"audit {t_audit:.3f} s CPU ({mib / t_audit:.1f} MiB/s), orjson.loads {t_orj:.3f} s "
           f"({mib / t_orj:.1f} MiB/s): audit / orjson.loads = {t_audit / t_orj:.2f}x (target <= 1.5x)")
+    if a.parts:
+        parts(plan, cfg, a.repeat, t_orj)
     if a.profile:
         prof = cProfile.Profile()
         prof.runcall(audit)
