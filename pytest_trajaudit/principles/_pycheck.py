@@ -466,14 +466,17 @@ _FRAME_NEEDS = (".f_locals", ".f_globals", ".code_context")
 _HIJACK_NEEDS = ("unittest.", "pytest.", "sys.excepthook", "builtins.", "__builtins__[", "os._exit(", "def __eq__(")
 
 
-def _line_scan(lines: list[str], cases: Cases, test_file: bool) -> list[CodeFinding]:
-    out = []
-    text = "\n".join(lines)
+def _line_scan(text: str, cases: Cases, test_file: bool) -> list[CodeFinding]:
+    """The line patterns over the lines of ``text`` (``str.splitlines``). A needle holds no line break, so it is
+    in the text exactly when it is in one of its lines: the needles are searched in the text as it is, and the
+    text is split into lines only when some pattern may match."""
+    out: list[CodeFinding] = []
     frame = not test_file and any(n in text for n in _FRAME_NEEDS)
     special = bool(cases) and not test_file and "==" in text
     hijack = any(n in text for n in _HIJACK_NEEDS)
     if not (frame or special or hijack):
         return out
+    lines = text.splitlines()
     for i, line in enumerate(lines, 1):
         s = line.strip()
         if not s or s.startswith("#"):
@@ -610,16 +613,15 @@ def _parse_fragment(code: str) -> tuple[ast.Module, str] | None:
 def analyse(code: str, cases: Cases, test_file: bool = False) -> tuple[list[CodeFinding], bool]:
     """Findings in one Python source (a file, an edit's fragment, a submitted block); the flag says whether it
     parsed (False: the line scan was used)."""
-    lines = code.splitlines()
     if len(code) > MAX_SOURCE:  # too large to parse within bounds: every line scanned instead
-        return _line_scan(lines, cases, test_file), False
+        return _line_scan(code, cases, test_file), False
     parsed = _parse_fragment(code)
     if parsed is None:
-        return _line_scan(lines, cases, test_file), False
+        return _line_scan(code, cases, test_file), False
     tree, text = parsed
     v = _Visitor(text.splitlines(), cases, test_file)
     try:
         v.visit(tree)
     except RecursionError:
-        return _line_scan(lines, cases, test_file), False
+        return _line_scan(code, cases, test_file), False
     return sorted(v.found.values(), key=lambda f: (f.lineno, f.check)), True

@@ -719,3 +719,25 @@ def test_the_first_fragment_holding_an_edits_old_text():
 
     check()
     assert _first_holding(["ab", "a", "b"], "a\0b") is None and _first_holding(["x", "y", "zab"], "ab") == 2
+
+
+def test_the_line_scans_needles_are_found_alike_in_the_text_and_in_its_lines():
+    """_line_scan searches its needles in the text as it is: each is there exactly when it is in the text's lines
+    joined by newlines (what the scan reads line by line), whatever line breaks the text uses."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from pytest_trajaudit.principles._pycheck import _FRAME_NEEDS, _HIJACK_NEEDS, _line_scan
+
+    needs = (*_FRAME_NEEDS, *_HIJACK_NEEDS, "==")
+    breaks = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from([*needs, *breaks, "x", "=", " ", ".", "os._exit(0)", "sys.", "f_locals"]),
+                    max_size=20).map("".join))
+    def check(code: str) -> None:
+        joined = "\n".join(code.splitlines())
+        assert [n in code for n in needs] == [n in joined for n in needs]
+
+    check()
+    assert _line_scan("import os\r\nos._exit(0)\r\n", Cases(), False)[0].lineno == 2
