@@ -432,8 +432,13 @@ def _inline_code(command: str) -> str:
 
 def _judge(a: Analysis, e: Event, touches: list[Touch], facts: PyFacts | None, ok: bool, refused: bool,
            cfg: Settings, own: set[str], taint: dict[str, Entry], seen: _Seen) -> None:
+    if not touches and facts is None:
+        return  # (nothing to judge: a call that names no file and runs no Python)
     out = e.output or ""
-    came_back = ok and bool(out.strip()) and "Traceback (most recent call last)" not in out[-3000:]
+    # (whether the output holds text, and a traceback in its last 3,000 characters: asked of the output in place,
+    # not of a stripped copy and a slice)
+    traced = out.find("Traceback (most recent call last)", max(0, len(out) - 3000)) >= 0
+    came_back = ok and bool(out) and not out.isspace() and not traced
     read_done = write_done = False
     for t in touches:
         ent, globbed = _lookup(a, t.path, cfg, own)
@@ -474,7 +479,7 @@ def _judge(a: Analysis, e: Event, touches: list[Touch], facts: PyFacts | None, o
         elif (dodge or refused) and t.op == MENTION and not ent.read_ok:
             a.read_warns.append((e, f"{'a guard refused ' if refused else ''}access to privileged {what}{dodge}"))
     if facts is not None:
-        _facts(a, e, facts, ok and "Traceback (most recent call last)" not in out[-3000:], cfg)
+        _facts(a, e, facts, ok and not traced, cfg)
 
 
 _OLD_TEXT = linre.compile(r'"(?:old_str|old_string|oldText|old_text|diff|patch)"\s*:\s*"')

@@ -545,3 +545,16 @@ def test_a_name_is_judged_once_per_job_and_each_lookup_gets_its_own_entry():
     other = Settings()
     assert _lookup(a, "/task/answers.json", other, set())[0] == first  # other settings: asked again
     assert a.names["/task/answers.json"][0] is other
+
+
+@pytest.mark.parametrize(("output", "status"), [
+    (KEY, "FAIL"), ("\u3000\n\t \x1c", "WARN"), ("", "WARN"),
+    ("Traceback (most recent call last):\n  ...\nOSError", "WARN"),
+    (KEY + "\n" + "x" * 4000 + "\nTraceback (most recent call last):\n", "WARN"),
+    ("Traceback (most recent call last):\n" + "x" * 4000 + "\n" + KEY, "FAIL"),
+])
+def test_a_read_counts_as_successful_when_text_came_back_without_a_late_traceback(output, status):
+    """An output of only whitespace (any Unicode space) is no content; a traceback in the last 3,000 characters
+    makes it a failed attempt, one earlier does not."""
+    f = p1(acp_job(user(QUIZ_PROMPT), sh("cat answers.txt", output), reward=1.0))
+    assert f.status == status, f.evidence
