@@ -142,6 +142,11 @@ class Pattern:
         return string
 
     def search(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
+        if pos == 0 and endpos is None and string.isascii():
+            # the common call, on ASCII text (no surrogate to replace): _first's steps in line, the same match
+            tick()
+            spans = self.rx._regexp.Match(_UNANCHORED, string.encode(), 0, len(string))
+            return None if spans[0] == _NULL_SPAN else _re2._Match(self.rx, string, 0, len(string), spans)
         return _first(self.rx, _UNANCHORED, self._text(string), pos, endpos)
 
     def match(self, string: str, pos: int = 0, endpos: int | None = None) -> Any:
