@@ -25,8 +25,8 @@ from pytest_trajaudit.cli import trace_grader as trace_cli
 from pytest_trajaudit.discover.jobs import JobRef
 from pytest_trajaudit.loaders import traces
 from pytest_trajaudit.model import Job, Verifier
-from pytest_trajaudit.principles import registry
-from pytest_trajaudit.report.audit import TRACE_CODES, trace_grader_block
+from pytest_trajaudit.principles import family_codes, registry
+from pytest_trajaudit.report.audit import trace_grader_block
 from pytest_trajaudit.report.tracegrader import text
 from pytest_trajaudit.rulesfile import apply_rules_file
 from pytest_trajaudit.safeio import decode_text, parse_text
@@ -63,7 +63,7 @@ def grade(ref: Path, literal: bool) -> dict:
         job = Job(dir=path.parent, anchor=path, layout="bare-file", task=meta["task"], trial=meta["trial"],
                   verifier=Verifier(reward=meta["reward"], reward_source=meta["reward_source"]), trajectory=traj)
         recs = {}
-        for code in TRACE_CODES:
+        for code in family_codes("rules"):
             f = reg[code].func(job, settings)
             recs[code] = {"status": f.status, "evidence": f.evidence, "data": f.data}
         block = trace_grader_block({"task": job.task, "trial": job.trial}, recs)

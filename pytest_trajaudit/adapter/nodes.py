@@ -20,7 +20,7 @@ from ..aggregate.groups import GroupResult, compact, evaluate_passk, evaluate_sb
 from ..discover.jobs import JobRef, bare_file, looks_like_trajectory, loose_files
 from ..loaders.multi import RECORD, claim, list_members, member_ref, node_name
 from ..model import UnusableInput
-from ..principles import Principle
+from ..principles import Principle, group_checks
 from ..principles.engine import JobAudit, audit_job
 from ..records import GroupRecord
 from ..safeio import events_limit
@@ -382,8 +382,6 @@ class GroupError(Exception):
     """A group item cannot be evaluated (e.g. --trajaudit-trials coverage): reported as an error."""
 
 
-GROUP_FAMILY = {"PASSK": "rules", "SB-2": "skills"}
-GROUP_TITLE = {"PASSK": "pass^k across trials", "SB-2": "skill impact across conditions"}
 
 
 class TaskGroupNode(pytest.Collector):
@@ -400,7 +398,7 @@ class TaskGroupNode(pytest.Collector):
     def collect(self):
         for code in self.config.stash[STATE_KEY].group_codes:
             item = GroupItem.from_parent(self, name=code)
-            for m in (code, "c0", GROUP_FAMILY[code]):
+            for m in (code, "c0", group_checks()[code].family):
                 item.add_marker(m)
             yield item
 
@@ -425,7 +423,7 @@ class GroupItem(pytest.Item):
     def setup(self) -> None:
         state = self.config.stash[STATE_KEY]
         records, self.recomputed = gather(self.group.members, state.store, state.compute_record)
-        if self.name == "PASSK":
+        if group_checks()[self.name].key == "pass_k":
             res = evaluate_passk(records, strict=state.strict_pass_k, trials=state.trials)
         else:
             res = evaluate_sb2(records)
@@ -435,7 +433,7 @@ class GroupItem(pytest.Item):
 
     def _record(self, res: GroupResult, records: list[GroupRecord]) -> dict[str, Any]:
         return {"group": self.group_id, "task": self.group.name, "code": self.name, "tier": "C0",
-                "family": GROUP_FAMILY[self.name], "status": res.status, "evidence": clean(res.evidence),
+                "family": group_checks()[self.name].family, "status": res.status, "evidence": clean(res.evidence),
                 "data": res.data, "members": [r["job"] for r in records]}
 
     def runtest(self) -> None:

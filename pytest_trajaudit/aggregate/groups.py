@@ -23,12 +23,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..discover.jobs import JobRef
-from ..principles import Principle, integrity_codes
+from ..principles import Principle, code_for, family_codes, integrity_codes
 from ..principles.engine import JobAudit
 from ..records import GroupRecord
 from .verdicts import Outcome, job_verdict, pass_k_entries, skill_impact, skill_quote_fields, trial_coverage
-
-GROUP_CODES = ("PASSK", "SB-2")
 
 
 def group_key(ref: JobRef) -> str | None:
@@ -53,8 +51,9 @@ def plan(refs: Iterable[JobRef]) -> dict[str, list[JobRef]]:
 
 
 def needed(principles: dict[str, Principle]) -> tuple[str, ...]:
-    """What a complete record was computed from: the integrity principles (delivery) and SB-1 (SB-2's input)."""
-    return (*integrity_codes(principles), "SB-1")
+    """What a complete record was computed from: the integrity principles (delivery) and the skill-invocation
+    principle (the skill-impact group's input)."""
+    return (*integrity_codes(principles), code_for("skill_invocation"))
 
 
 def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> GroupRecord:
@@ -71,10 +70,11 @@ def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> G
                            bool((r.data or {}).get("flipped_signal")), principles[c].na_warns)
                 for c, r in results.items() if c in integrity and r.status in ("PASS", "WARN", "FAIL", "N/A")}
     verdict, _ = job_verdict(outcomes, error=audit.error, oracle=bool(m.get("oracle")))
-    sb1 = results.get("SB-1")
+    sb1 = results.get(code_for("skill_invocation"))
     sb1_status = (sb1.data or {}).get("status") if sb1 is not None else None
+    trace = family_codes("rules")
     delivered = next((r.data.get("delivered") for c, r in sorted(results.items())
-                      if c.startswith("TG-") and isinstance(r.data, dict) and isinstance(r.data.get("delivered"), bool)),
+                      if c in trace and isinstance(r.data, dict) and isinstance(r.data.get("delivered"), bool)),
                      None)
     return {
         "job": job_id, "task": m.get("task") or "", "trial": m.get("trial") or "", "agent": m.get("agent") or "",

@@ -128,7 +128,7 @@ def pr_verdict(job_verdicts: Mapping[str, str], *, oracle_rewards: Mapping[str, 
     for j, r in sorted(oracle_rewards.items()):
         if r is None or r < 1.0:
             reasons.append(f"oracle reward {'missing' if r is None else f'{r:g}'} < 1.0: {j}")
-    reasons += [f"P12 tests_too_tight: {j}" for j in sorted(tests_too_tight)]
+    reasons += [f"{_code('tests_too_tight')} tests_too_tight: {j}" for j in sorted(tests_too_tight)]
     if errors:
         reasons.append(f"{len(errors)} job(s) could not be audited (unusable input): {', '.join(errors[:5])}"
                        f"{', ...' if len(errors) > 5 else ''}")
@@ -426,8 +426,8 @@ def _impact_quote(arm: Sequence[Mapping[str, Any]], outcome: str, given: str | N
     if pick is not None:
         q = pick["skill_quote"]
         return {**out, "quote": q["text"], "quote_job": str(pick.get("job") or ""), "quote_source": q.get("source")}
-    why = list(dict.fromkeys(f"{t.get('job') or '?'}: {t.get('skill_quote_missing') or 'no SB-1 record of the trial'}"
-                             for t in rewarded))
+    no_record = f"no {_code('skill_invocation')} record of the trial"
+    why = list(dict.fromkeys(f"{t.get('job') or '?'}: {t.get('skill_quote_missing') or no_record}" for t in rewarded))
     out["quote_missing"] = "no with-skills trial has a quotable moment (" + "; ".join(why[:3]) + (
         f"; +{len(why) - 3} more" if len(why) > 3 else "") + ")"
     return out
@@ -474,7 +474,8 @@ def skill_impact(trials: Sequence[Mapping[str, Any]], *, unlock_quotes: Mapping[
                 sb1[str(t["sb1"])] = sb1.get(str(t["sb1"]), 0) + 1
         evidence = f"mean reward {mw:.2f} with skills ({len(w)} trial(s)) vs {mn:.2f} without ({len(n)})"
         if outcome == SKILL_NOOP and sb1 and set(sb1) == {"NOT_INVOKED"}:
-            evidence += f"; skills never read (SB-1 NOT_INVOKED on all {sb1['NOT_INVOKED']} judged with-skills trials)"
+            evidence += (f"; skills never read ({_code('skill_invocation')} NOT_INVOKED on all {sb1['NOT_INVOKED']} "
+                         "judged with-skills trials)")
         q = _impact_quote(arms["with-skills"], outcome, unlock if outcome == SKILL_HELPED else misled)
         out[name] = {
             "with_skills_reward": round(mw, 6), "no_skills_reward": round(mn, 6), "delta_pp": round(delta, 1),
@@ -488,6 +489,26 @@ def skill_impact(trials: Sequence[Mapping[str, Any]], *, unlock_quotes: Mapping[
                      for arm in _ARMS},
         }
     return out
+
+
+def _code(key: str) -> str:
+    """The code of the built-in principle that fills the audit-JSON key ``key``, for the messages that name it."""
+    from ..principles import code_for
+
+    return code_for(key)
+
+
+def _misuse(flag: str) -> str:
+    """``<code> <what>`` of the skill-misuse principle that sets ``flag`` of the audit's ``skill_misuse`` object:
+    its title reads ``skill misuse: <what>``, ``<what>`` being the flag's words (``top-level only``)."""
+    from ..principles import codes_for, registry
+
+    reg = registry()
+    for code in codes_for("skill_misuse"):
+        what = reg[code].title.split(": ", 1)[-1]
+        if what.replace("-", "_").replace(" ", "_") == flag:
+            return f"{code} {what}"
+    raise KeyError(flag)
 
 
 def skills_flags(trials: Sequence[Mapping[str, Any]], impact: Mapping[str, Mapping[str, Any]], *,
@@ -519,7 +540,7 @@ def skills_flags(trials: Sequence[Mapping[str, Any]], impact: Mapping[str, Mappi
         judged = [t for v in task_groups.values() for t in v["with-skills"]
                   if t.get("sb1") in ("VERIFIED", "PARTIAL", "NOT_INVOKED")]
         if judged and all(t.get("sb1") == "NOT_INVOKED" for t in judged):
-            flags.append(_flag("skill_never_discovered", task, f"SB-1 NOT_INVOKED on all {len(judged)} judged "
+            flags.append(_flag("skill_never_discovered", task, f"{_code('skill_invocation')} NOT_INVOKED on all {len(judged)} judged "
                                "with-skills trial(s): the skill was never discovered (description or placement)",
                                sorted(str(t.get("job") or "") for t in judged)))
         best = (strongest or {}).get(task) or _strongest(task_groups)
@@ -527,7 +548,7 @@ def skills_flags(trials: Sequence[Mapping[str, Any]], impact: Mapping[str, Mappi
             g = task_groups.get((task, _shim(best[0]), best[1]))
             bad = [t for t in (g or {}).get("with-skills", []) if t.get("top_level_only") or t.get("partial_follow_through")]
             if bad:
-                what = sorted({"SB-3c top-level only" if t.get("top_level_only") else "SB-3a partial follow-through"
+                what = sorted({_misuse("top_level_only") if t.get("top_level_only") else _misuse("partial_follow_through")
                                for t in bad})
                 flags.append(_flag("skill_workflow_not_directive", task, f"{' and '.join(what)} on the strongest "
                                    f"model ({_shim(best[0])} {best[1]}): make the skill's workflow more directive",

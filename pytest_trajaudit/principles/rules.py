@@ -31,7 +31,7 @@ from ..model import EDIT, EXECUTE, FETCH, READ, SEARCH, TOOL, Event, Finding, Jo
 from ..report.tracegrader import JUDGE_DISABLED
 from ..scan import linre
 from ..settings import Settings
-from . import principle
+from . import GroupCheck, principle, register_group
 from ._shell import first_word, is_full_write, write_targets
 
 MAX_FLAGS = 200  # flags kept per check in the audit JSON (n_flags counts them all)
@@ -477,3 +477,7 @@ def edited_without_read(job: Job, cfg: Settings) -> Finding:
         return Finding.na(f"{without_path} edit(s), none records the file it edits", data)
     ok = f"every one of {with_path} edit(s) follows a read of its file" if with_path else "no in-place edits"
     return _finding("edited_without_read", flags, data, cfg, ok)
+
+
+# pass^k of a task group: integrity-adjusted success across its trials (aggregate/groups.py, summary "pass_k")
+register_group(GroupCheck(code="PASSK", title="pass^k across a task's trials", family="rules", key="pass_k"))

@@ -40,7 +40,7 @@ from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..scan import linre
 from ..scan.redact import quote
 from ..settings import Settings
-from . import principle
+from . import GroupCheck, principle, register_group
 from ._shell import failed_by_output, first_word, write_targets
 from ._skill_literal import flat_json, literal_sub_hit, literal_sub_path, raw_lines
 from ._skill_quote import skill_quote
@@ -670,5 +670,9 @@ def top_level_only(job: Job, cfg: Settings) -> Finding:
         return Finding.warn(f"top-level only: {m.top_evidence}", data, a.events())
     return Finding.ok(m.top_evidence, data)
 
+
+
+# skill impact of a task group: mean reward with vs without skills per task, agent and model (summary "skill_impact")
+register_group(GroupCheck(code="SB-2", title="skill impact across conditions", family="skills", key="skill_impact"))
 
 __all__ = ["analyze", "is_skill_invocation", "misuse", "workflow_steps", "VERIFIED", "PARTIAL", "NOT_INVOKED"]

@@ -21,15 +21,14 @@ def _redact_tree(value: Any) -> Any:
     return redact_tree(value)
 
 
-TRACE_CODES = ("TG-1", "TG-2", "TG-3", "TG-4", "TG-5")  # the original's check order
-
-
 def trace_grader_block(meta: Mapping[str, Any], records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The original's per-run report ``{task, run_id, delivered, step_count, flags, corrupt_success, verdict}``
     built from the TG items' flags (in check order), or None when no TG item judged the job."""
     from ..aggregate.verdicts import corrupt_success, trace_run_verdict
+    from ..principles import family_codes
 
-    recs = [(c, records[c]) for c in TRACE_CODES if c in records and "step_count" in (records[c].get("data") or {})]
+    # the rules family in code order: the original's check order
+    recs = [(c, records[c]) for c in family_codes("rules") if c in records and "step_count" in (records[c].get("data") or {})]
     if not recs:
         return None
     base = recs[0][1]["data"]
