@@ -756,7 +756,7 @@ def test_odd_file_names_are_escaped_everywhere(pytester: pytest.Pytester) -> Non
     """Job directories named with newlines, ESC sequences (which could erase a FAILED line on a terminal), a
     bidi override, a byte that is not UTF-8, a literal backslash: every job is audited; node ids, job ids, the
     terminal, JUnit XML and the reports show the names escaped (``redact.printable``), all distinct; nothing
-    crashes (a non-UTF-8 name used to crash JUnit and report writing). The cheating job is still INVALID."""
+    crashes (JUnit and report writing of a non-UTF-8 name included). The cheating job is still INVALID."""
     import xml.etree.ElementTree as ET
 
     import orjson
