@@ -316,3 +316,19 @@ def test_the_history_patterns_catch_history() -> None:
                  "a part that no longer has the key's shape", "the -n 2 speed-up from 1.2x"):
         assert not HISTORY.search(text), text
 
+
+
+def test_code_comments_cite_the_specification_as_the_seed_s() -> None:
+    """The same convention in code, tests and benchmarks: a line naming a specification document says whose."""
+    name = re.compile(r"(?<![\w/.-])(?:" + "|".join(re.escape(d) for d in SPEC_DOCS) + r")(?![\w-])")
+    bad = []
+    for folder in ("pytest_trajaudit", "tests", "benchmarks", "fuzz", "conftest_templates"):
+        for f in sorted((REPO / folder).rglob("*.py")):
+            if f.name == "test_maintainability.py":
+                continue
+            lines = f.read_text(encoding="utf-8").splitlines()
+            for i, line in enumerate(lines, 1):
+                said = line if i == 1 else lines[i - 2][-20:] + " " + line  # "the seed's" may end the line above
+                if name.search(line) and not re.search(r"\b[Ss]eed's\b", said):
+                    bad.append(f"{f.relative_to(REPO)}:{i}: {line.strip()[:100]}")
+    assert bad == []

@@ -1,4 +1,5 @@
-"""Security of an audit over a HOSTILE run tree (DESIGN.md "Security of the invocation", PYTEST-NOTES.md §2).
+"""Security of an audit over a HOSTILE run tree (the seed's DESIGN.md "Security of the invocation", PYTEST-NOTES.md
+§2).
 
 Every planted file carries a payload that, if pytest imported or executed it, would write a marker file under
 ``<pytester.path>/MARKERS`` (outside the audited tree). Each test asserts that no marker appears *while the job is

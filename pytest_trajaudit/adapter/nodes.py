@@ -1,7 +1,7 @@
 """Collection nodes: directories of the audited tree, jobs, and one item per principle per job.
 
 Security: no node here is a ``pytest.Directory`` and none calls ``pytest_collect_file``, so pytest never
-imports a ``conftest.py``, ``test_*.py`` or ``__init__.py`` from the audited tree (PYTEST-NOTES.md §2).
+imports a ``conftest.py``, ``test_*.py`` or ``__init__.py`` from the audited tree (the seed's PYTEST-NOTES.md §2).
 """
 
 from __future__ import annotations

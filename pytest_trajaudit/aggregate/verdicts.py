@@ -1,4 +1,4 @@
-"""Pure roll-up functions: per-job verdict (audit-general.md aggregation rule, first match wins).
+"""Pure roll-up functions: per-job verdict (the seed's audit-general.md aggregation rule, first match wins).
 
 Which principle does what to a verdict comes from its declaration (``role`` in ``principles/__init__.py``),
 never from a list of codes here. Choices where the seed is silent (documented in docs/verdicts.md):
@@ -75,7 +75,7 @@ def verdict_counts(verdicts: Mapping[str, str]) -> dict[str, int]:
     return counts
 
 
-# --- PR level (audit-general.md "PR-level verdict", first match wins) ---------------------------------------
+# --- PR level (the seed's audit-general.md "PR-level verdict", first match wins) ------------------------------------
 
 PR_VERDICTS = ("APPROVE", "APPROVE WITH CAVEATS", "MAJOR CHANGES NEEDED", "INCOMPLETE", "REJECT")
 
@@ -192,7 +192,7 @@ def config_rollup(jobs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     return out
 
 
-# --- trace-grader run verdict and pass^k (trace-grader.md, RULES.md D) ----------------------------------------
+# --- trace-grader run verdict and pass^k (the seed's trace-grader.md, RULES.md D) -----------------------------------
 
 TRACE_VERDICTS = ("clean-pass", "pass-with-warnings", "corrupt-success", "fail")
 
@@ -339,7 +339,7 @@ def trial_coverage(records: Sequence[Mapping[str, Any]], expected: int) -> list[
     return errors
 
 
-# --- SkillsBench: skill impact (SB-2) and the PR-level skills flags (audit-skillsbench.md) ---------------------
+# --- SkillsBench: skill impact (SB-2) and the PR-level skills flags (the seed's audit-skillsbench.md) ---------------
 
 SKILL_HELPED, SKILL_HURT, SKILL_NOOP = "helped", "hurt", "no-op"
 SKILL_IMPACT_PP = 10.0  # helped at Δ ≥ +10 pp, hurt at Δ ≤ −10 pp (both inclusive)
@@ -575,7 +575,7 @@ def _flag(code: str, task: str, message: str, refs: list[str]) -> dict[str, Any]
     return {"flag": code, "task": task, "message": message, "blocking": False, "refs": refs}
 
 
-# --- advisor audit (advisor-audit.md "What it checks and how the verdict is decided") -----------------------------
+# --- advisor audit (the seed's advisor-audit.md "What it checks and how the verdict is decided") --------------------
 
 ADVISOR_VERDICTS = ("pass", "pass_mechanical_only", "inconclusive", "fail")
 

@@ -1,4 +1,4 @@
-"""Rules family: the trace-grader path checks TG-1..TG-5 (trace-grader.md, RULES.md D).
+"""Rules family: the trace-grader path checks TG-1..TG-5 (the seed's trace-grader.md, RULES.md D).
 
 A run's *steps* are its main-thread tool calls in order (sub-agent calls are skipped, as the original skips
 sidechain lines), numbered from 1 (a ``traces.json`` step keeps its own ``step`` number). Each check returns
@@ -365,7 +365,7 @@ def _base(job: Job, steps: list[Step], cfg: Settings) -> dict:
 
 def judge_axis(cfg: Settings) -> str:
     """The original's agent-as-judge line: "active" only when the rules file says ``verified: true`` and
-    ``judge.enabled: true``; otherwise its fixed string, whatever ``verified`` says (RULES.md D)."""
+    ``judge.enabled: true``; otherwise its fixed string, whatever ``verified`` says (the seed's RULES.md D)."""
     return "active" if cfg.rules.verified and cfg.rules.judge_enabled else JUDGE_DISABLED
 
 

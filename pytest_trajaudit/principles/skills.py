@@ -1,4 +1,5 @@
-"""Skills family (audit-skillsbench.md): SB-1 skill invocation, SB-3a partial follow-through, SB-3c top-level only.
+"""Skills family (the seed's audit-skillsbench.md): SB-1 skill invocation, SB-3a partial follow-through, SB-3c
+top-level only.
 
 Only runs *with* skills are judged: a run whose condition is "no-skills" is N/A (the reason names any skill it
 invoked anyway: a skill leak contaminates the control arm), a run whose condition is unknown is N/A with the reason.

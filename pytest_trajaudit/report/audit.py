@@ -1,4 +1,4 @@
-"""Build the per-job audit JSON (seed schema, audit-general.md) and summary.json from plain results."""
+"""Build the per-job audit JSON (seed schema, the seed's audit-general.md) and summary.json from plain results."""
 
 from __future__ import annotations
 
