@@ -332,3 +332,18 @@ def test_code_comments_cite_the_specification_as_the_seed_s() -> None:
                 if name.search(line) and not re.search(r"\b[Ss]eed's\b", said):
                     bad.append(f"{f.relative_to(REPO)}:{i}: {line.strip()[:100]}")
     assert bad == []
+
+
+def test_every_principle_s_module_has_its_fixtures() -> None:
+    """The maintainer's tour (docs/principles.md → a principle's module → its fixtures): each family module that
+    declares a principle has its tests where docs/principles.md says, and they name each of its codes."""
+    missing = []
+    for code, p in registry().items():
+        module = p.func.__module__.rsplit(".", 1)[-1]
+        tests = [REPO / "tests" / "principles" / f"test_{module}.py"]
+        if module == "advisor":
+            tests = sorted((REPO / "tests" / "advisor").glob("test_*.py"))
+        text = "".join(t.read_text(encoding="utf-8") for t in tests if t.is_file())
+        if not re.search(rf"(?<![\w-]){re.escape(code)}(?![\w])", text):
+            missing.append(f"{code}: {module}.py")
+    assert missing == []

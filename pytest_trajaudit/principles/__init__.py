@@ -184,11 +184,15 @@ REGISTRY_TABLE_END = "<!-- end of registry table -->"
 
 def registry_table() -> str:
     """The principle table of ``docs/principles.md``, made from the registry (a test keeps the page current):
-    code, title, tier, family, verdict role, audit-JSON key and the first sentence of the principle's docstring."""
-    rows = ["| code | title | tier | family | role | audit JSON key | rule |", "|---|---|---|---|---|---|---|"]
+    code, title, tier, family, verdict role, audit-JSON key, the module that declares it (a link from ``docs/``) and
+    the first sentence of the principle's docstring."""
+    rows = ["| code | title | tier | family | role | audit JSON key | source | rule |",
+            "|---|---|---|---|---|---|---|---|"]
     for p in registry().values():
         rule = _first_sentence(p.doc).replace("|", "\\|")
-        rows.append(f"| {p.code} | {p.title} | {p.tier} | {p.family} | {p.role} | `{p.key}` | {rule} |")
+        module = p.func.__module__.rsplit(".", 1)[-1]
+        source = f"[{module}.py](../pytest_trajaudit/principles/{module}.py)"
+        rows.append(f"| {p.code} | {p.title} | {p.tier} | {p.family} | {p.role} | `{p.key}` | {source} | {rule} |")
     return "\n".join([REGISTRY_TABLE_BEGIN, *rows, REGISTRY_TABLE_END])
 
 
