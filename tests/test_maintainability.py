@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "pytest_trajaudit"
 TEMPLATE = REPO / "conftest_templates" / "custom_principle" / "trajaudit_network.py"
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 # a principle code, or a code prefix used to match codes ("TG-", "ADV-")
 CODE = re.compile(r"(?<![\w-])(?:P\d{1,2}[a-z]?|(?:SB|ADV|TG)-(?:\d+[a-z]?)?|PASSK)(?!\w)")
@@ -210,6 +211,13 @@ def test_every_option_and_ini_key_is_documented_in_usage(pytester: pytest.Pytest
     undocumented = sorted(o for o in options if not re.search(rf"`{re.escape(o)}[`=\[ ]", usage))
     undocumented += sorted(i for i in inis if f"`{i}`" not in usage)
     assert undocumented == []
+    # and no page names an option or ini key the plugin does not have
+    stale = sorted({f"{page.relative_to(REPO)}: {o}" for page in DOCS
+                    for o in re.findall(r"(?<![\w-])--trajaudit(?:-[a-z-]+[a-z])?", page.read_text(encoding="utf-8"))
+                    if o not in options})
+    stale += sorted({f"{page.relative_to(REPO)}: {i}" for page in DOCS
+                     for i in re.findall(r"`(trajaudit_[a-z_]+)`", page.read_text(encoding="utf-8")) if i not in inis})
+    assert stale == []
 
 
 # --- docs: every path they cite exists; the specification is cited as the seed's --------------------------------
@@ -234,8 +242,12 @@ def _resolves(page: Path, target: str) -> bool:
 
 
 def test_every_repository_path_the_docs_cite_exists() -> None:
+    """README.md, docs/, and the READMEs of conftest_templates/ and benchmarks/: backticked paths and links."""
     broken = []
-    for page in DOCS:
+    for page in [*DOCS, REPO / "conftest_templates" / "README.md", REPO / "benchmarks" / "README.md"]:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if "://" not in target and not (page.parent / target).exists():
+                broken.append(f"{page.relative_to(REPO)}: {target}")
         for target in REPO_PATH.findall(page.read_text(encoding="utf-8")):
             if not target.startswith(NOT_OURS) and not _resolves(page, target):
                 broken.append(f"{page.relative_to(REPO)}: {target}")
