@@ -21,6 +21,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "pytest_trajaudit"
 TEMPLATE = REPO / "conftest_templates" / "custom_principle" / "trajaudit_network.py"
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+PAGES = [*DOCS, REPO / "conftest_templates" / "README.md", REPO / "benchmarks" / "README.md"]
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
 # a principle code, or a code prefix used to match codes ("TG-", "ADV-")
@@ -244,7 +245,7 @@ def _resolves(page: Path, target: str) -> bool:
 def test_every_repository_path_the_docs_cite_exists() -> None:
     """README.md, docs/, and the READMEs of conftest_templates/ and benchmarks/: backticked paths and links."""
     broken = []
-    for page in [*DOCS, REPO / "conftest_templates" / "README.md", REPO / "benchmarks" / "README.md"]:
+    for page in PAGES:
         for target in LINK.findall(page.read_text(encoding="utf-8")):
             if "://" not in target and not (page.parent / target).exists():
                 broken.append(f"{page.relative_to(REPO)}: {target}")
@@ -259,7 +260,7 @@ def test_the_docs_cite_the_specification_as_the_seed_s_never_as_a_file() -> None
     described where it matters; docs/spec-differences.md lists them), never as a link or a path."""
     bad = []
     name = "|".join(re.escape(d) for d in SPEC_DOCS)
-    for page in DOCS:
+    for page in PAGES:
         text = page.read_text(encoding="utf-8")
         for m in re.finditer(rf"(?<![\w/.-])({name})(?![\w-])", text):
             before = text[max(0, m.start() - 20):m.start()]
