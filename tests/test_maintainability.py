@@ -177,10 +177,10 @@ def test_the_extending_walkthrough_works_as_written(pytester: pytest.Pytester) -
 # --- the README and the option docs ------------------------------------------------------------------------------
 
 def _expand(cell: str) -> set[str]:
-    """``SB-1, SB-3a, SB-3c`` and ``TG-1 … TG-5`` as the codes they name."""
+    """``SB-1, SB-3a, SB-3c``, ``TG-1 … TG-5`` and ``P3–P10`` as the codes they name."""
     codes: set[str] = set()
     for part in cell.split(","):
-        m = re.fullmatch(r"\s*([A-Z]+-?)(\d+)\s*…\s*\1(\d+)\s*", part)
+        m = re.fullmatch(r"\s*([A-Z]+-?)(\d+)\s*[…–]\s*\1(\d+)\s*", part)
         if m:
             codes |= {f"{m.group(1)}{i}" for i in range(int(m.group(2)), int(m.group(3)) + 1)}
         else:
@@ -201,6 +201,18 @@ def test_the_readme_lists_every_principle_and_what_a_newcomer_needs() -> None:
     import pytest_trajaudit
 
     assert pytest_trajaudit.TrajauditWarning.__module__ == "pytest_trajaudit"
+
+
+def test_the_role_lists_of_the_docs_are_the_registry_s() -> None:
+    from pytest_trajaudit.principles import integrity_codes
+
+    roles = {r: {c for c, p in registry().items() if p.role == r} for r in ("integrity", "quality", "info")}
+    verdicts = (REPO / "docs" / "verdicts.md").read_text(encoding="utf-8")
+    for role, codes in roles.items():
+        row = next(ln for ln in verdicts.splitlines() if ln.startswith(f"| `{role}` |"))
+        assert _expand(row.rstrip(" |").rsplit("|", 1)[1]) == codes, role
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"The integrity principles ({', '.join(integrity_codes(registry()))}) decide" in readme
 
 
 def test_every_option_and_ini_key_is_documented_in_usage(pytester: pytest.Pytester) -> None:
