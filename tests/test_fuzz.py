@@ -202,7 +202,7 @@ def test_seeds_themselves_load(seed: str, tmp_path: Path) -> None:
         assert targets.t_trajectory(data, name, tmp_path) == "ok"
 
 
-# --- one input of each kind the campaign looks for ----------------------------------------------------------------------------
+# --- one input of each kind the campaign looks for -------------------------------------------------------------
 
 def _unusable(text: str, name: str = "t.jsonl") -> UnusableInput:
     with pytest.raises(UnusableInput) as info:
@@ -250,7 +250,8 @@ def test_regression_deep_prompts_json_names_the_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize("unit", ["a-", "a_a-", "x-y.", "-a"])
 def test_regression_redaction_is_linear_on_hyphenated_words(unit: str) -> None:
     """``redact`` is linear on ``a-a-a-…`` text: a key=value pattern that rescans the rest of every word from
-    each word start is quadratic (seconds on 20 KB, minutes on a large tool output). 400 KB must finish well inside the subprocess timeout (quadratic would take hours); a hang fails the test."""
+    each word start is quadratic (seconds on 20 KB, minutes on a large tool output). 400 KB must finish well
+    inside the subprocess timeout (quadratic would take hours); a hang fails the test."""
     code = textwrap.dedent(f"""
         from pytest_trajaudit.scan.redact import quote, redact
         s = {unit!r} * 200_000
@@ -265,8 +266,8 @@ def test_regression_redaction_is_linear_on_hyphenated_words(unit: str) -> None:
 
 def test_regression_long_shell_words_are_linear_and_still_parsed() -> None:
     """A SWE-agent action of one 550 KB word is split in linear time (shlex builds a token by concatenation:
-    quadratic, half a minute on it). Commands over 16 KiB are split without shlex; a read hidden behind or before 2 MB of padding is
-    still found. The subprocess timeout turns a regression into a failure (quadratic: minutes)."""
+    quadratic, half a minute on it). Commands over 16 KiB are split without shlex; a read hidden behind or before
+    2 MB of padding is still found. The subprocess timeout turns a regression into a failure (quadratic: minutes)."""
     code = textwrap.dedent("""
         from pytest_trajaudit.loaders.codex import _unwrap_shell
         from pytest_trajaudit.loaders.common import shell_read_paths, split_words

@@ -382,8 +382,6 @@ class GroupError(Exception):
     """A group item cannot be evaluated (e.g. --trajaudit-trials coverage): reported as an error."""
 
 
-
-
 class TaskGroupNode(pytest.Collector):
     """The trials of one task under an audit root (folders named ``<task>__<trial>``), anchored on its first
     trial's file: node id ``<trial file>::<task>``, items ``<trial file>::<task>::PASSK`` and ``…::SB-2``; its id in
@@ -433,8 +431,8 @@ class GroupItem(pytest.Item):
 
     def _record(self, res: GroupResult, records: list[GroupRecord]) -> dict[str, Any]:
         return {"group": self.group_id, "task": self.group.name, "code": self.name, "tier": "C0",
-                "family": group_checks()[self.name].family, "status": res.status, "evidence": clean(res.evidence),
-                "data": res.data, "members": [r["job"] for r in records]}
+                "family": group_checks()[self.name].family, "status": res.status,
+                "evidence": clean(res.evidence), "data": res.data, "members": [r["job"] for r in records]}
 
     def runtest(self) -> None:
         _outcome(self, self.record or {}, f"{self.group_id}::{self.name}", str(self.path))

@@ -540,15 +540,16 @@ def skills_flags(trials: Sequence[Mapping[str, Any]], impact: Mapping[str, Mappi
         judged = [t for v in task_groups.values() for t in v["with-skills"]
                   if t.get("sb1") in ("VERIFIED", "PARTIAL", "NOT_INVOKED")]
         if judged and all(t.get("sb1") == "NOT_INVOKED" for t in judged):
-            flags.append(_flag("skill_never_discovered", task, f"{_code('skill_invocation')} NOT_INVOKED on all {len(judged)} judged "
-                               "with-skills trial(s): the skill was never discovered (description or placement)",
+            flags.append(_flag("skill_never_discovered", task,
+                               f"{_code('skill_invocation')} NOT_INVOKED on all {len(judged)} judged with-skills "
+                               "trial(s): the skill was never discovered (description or placement)",
                                sorted(str(t.get("job") or "") for t in judged)))
         best = (strongest or {}).get(task) or _strongest(task_groups)
         if best is not None:
             g = task_groups.get((task, _shim(best[0]), best[1]))
             bad = [t for t in (g or {}).get("with-skills", []) if t.get("top_level_only") or t.get("partial_follow_through")]
             if bad:
-                what = sorted({_misuse("top_level_only") if t.get("top_level_only") else _misuse("partial_follow_through")
+                what = sorted({_misuse("top_level_only" if t.get("top_level_only") else "partial_follow_through")
                                for t in bad})
                 flags.append(_flag("skill_workflow_not_directive", task, f"{' and '.join(what)} on the strongest "
                                    f"model ({_shim(best[0])} {best[1]}): make the skill's workflow more directive",

@@ -104,5 +104,6 @@ class Totals:
         s = self.summary()
         if s["kappa_items"]:
             k = "undefined" if s["kappa"] is None else f"{s['kappa']:.3f}"
-            line += f"; {_concurrence_code()} kappa {k} over {s['kappa_items']} item(s) (agreement {s['agreement']:.0%})"
+            line += (f"; {_concurrence_code()} kappa {k} over {s['kappa_items']} item(s) "
+                     f"(agreement {s['agreement']:.0%})")
         return line

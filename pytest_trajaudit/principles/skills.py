@@ -576,10 +576,10 @@ def _quote(job: Job, a: Analysis) -> tuple[dict | None, str | None]:
 
 @principle("SB-1", "skill invocation", tier="C0", family="skills", key="skill_invocation", role="info")
 def skill_invocation(job: Job, cfg: Settings) -> Finding:
-    """Did a with-skills run load its skills (the seed's audit-skillsbench.md SB-1)? VERIFIED → PASS: a skill was used and
-    neither SB-3c (top-level only) nor SB-3a (partial follow-through) fired; PARTIAL → WARN: SKILL.md read but no
-    linked references/*.md opened, or the workflow not followed; NOT_INVOKED → WARN: no skill file read or run.
-    N/A for no-skills runs (a skill leak is named in the reason) and when the condition is unknown.
+    """Did a with-skills run load its skills (the seed's audit-skillsbench.md SB-1)? VERIFIED → PASS: a skill was
+    used and neither SB-3c (top-level only) nor SB-3a (partial follow-through) fired; PARTIAL → WARN: SKILL.md read
+    but no linked references/*.md opened, or the workflow not followed; NOT_INVOKED → WARN: no skill file read or
+    run. N/A for no-skills runs (a skill leak is named in the reason) and when the condition is unknown.
     Information only: never changes the job verdict (skills are additive in SkillsBench)."""
     a = analyze(job, cfg)
     reason = _gate(job, a)

@@ -28,7 +28,8 @@ def trace_grader_block(meta: Mapping[str, Any], records: dict[str, dict[str, Any
     from ..principles import family_codes
 
     # the rules family in code order: the original's check order
-    recs = [(c, records[c]) for c in family_codes("rules") if c in records and "step_count" in (records[c].get("data") or {})]
+    recs = [(c, records[c]) for c in family_codes("rules")
+            if c in records and "step_count" in (records[c].get("data") or {})]
     if not recs:
         return None
     base = recs[0][1]["data"]

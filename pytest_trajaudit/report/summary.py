@@ -315,9 +315,8 @@ class Rollup:
 
         oracle = {j["job"]: j["reward"] for j in jobs if j["oracle"]}
         ablation = code_for("tests_too_tight")
-        tight = [j["job"] for j in jobs
-                 if ((self.jobs[j["job"]]["records"].get(ablation) or {}).get("data") or {}).get("perturbations_passing")
-                 and not waived(self.jobs[j["job"]]["records"].get(ablation))]
+        tight = [j["job"] for j in jobs if (rec := self.jobs[j["job"]]["records"].get(ablation))
+                 and (rec.get("data") or {}).get("perturbations_passing") and not waived(rec)]
         missing = {j["job"]: m for j in jobs if (m := self.jobs[j["job"]].get("missing"))}
         verdicts = {j["job"]: (override or {}).get(j["job"], j["verdict"]) for j in jobs}
         order = sorted({c for m in missing.values() for c in m}, key=_rank)
