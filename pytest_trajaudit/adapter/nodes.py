@@ -16,7 +16,7 @@ import pytest
 
 from .. import TrajauditWarning
 from ..advisor.collect import advisor_known
-from ..aggregate.groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, plan
+from ..aggregate.groups import GroupResult, compact, evaluate, gather, plan
 from ..discover.jobs import JobRef, bare_file, looks_like_trajectory, loose_files
 from ..loaders.multi import RECORD, claim, list_members, member_ref, node_name
 from ..model import UnusableInput
@@ -421,10 +421,7 @@ class GroupItem(pytest.Item):
     def setup(self) -> None:
         state = self.config.stash[STATE_KEY]
         records, self.recomputed = gather(self.group.members, state.store, state.compute_record)
-        if group_checks()[self.name].key == "pass_k":
-            res = evaluate_passk(records, strict=state.strict_pass_k, trials=state.trials)
-        else:
-            res = evaluate_sb2(records)
+        res = evaluate(group_checks()[self.name].key, records, strict=state.strict_pass_k, trials=state.trials)
         self.record = self._record(res, records)
         if res.status == "ERROR":
             raise GroupError(clean(res.evidence))

@@ -229,3 +229,13 @@ def evaluate_sb2(records: list[GroupRecord]) -> GroupResult:
         return GroupResult("WARN", "; ".join(f"{k}: {v['outcome']} but no quote: {v['quote_missing']}"
                                              for k, v in list(unquoted.items())[:3]), data)
     return GroupResult("PASS", "; ".join(line(k, v) for k, v in list(impact.items())[:3]), data)
+
+
+def evaluate(key: str, records: list[dict[str, Any]], *, strict: bool = False,
+             trials: int | None = None) -> GroupResult:
+    """The result of the task-group check that fills the ``summary.json`` section ``key`` (its ``GroupCheck``)."""
+    if key == "pass_k":
+        return evaluate_passk(records, strict=strict, trials=trials)
+    if key == "skill_impact":
+        return evaluate_sb2(records)
+    raise ValueError(f"no evaluation for the task-group check of {key!r}")
