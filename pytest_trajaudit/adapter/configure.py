@@ -34,7 +34,7 @@ class State:
     rootpath: Path
     keys: dict[str, str] = field(default_factory=dict)
     registry: dict[str, Principle] = field(default_factory=dict)  # built-in + plugin-contributed principles
-    group_codes: tuple[str, ...] = ()  # PASSK / SB-2 items to collect per task group
+    group_codes: tuple[str, ...] = ()  # task-group check items to collect per group
     grouped: set[str] = field(default_factory=set)  # job ids that belong to a planned task group
     store: Any = None  # groups.MemoryStore, or groups.DirStore shared by xdist workers
     strict_pass_k: bool = False

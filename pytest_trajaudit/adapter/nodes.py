@@ -402,7 +402,7 @@ class TaskGroupNode(pytest.Collector):
 
 
 class GroupItem(pytest.Item):
-    """PASSK (pass^k, integrity-adjusted) or SB-2 (skill impact) of one task group."""
+    """A task-group check (its ``GroupCheck``: pass^k, integrity-adjusted, or skill impact) of one task group."""
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)

@@ -1,14 +1,14 @@
-"""Cross-trial checks: task groups, the compact per-job records they read, and their evaluation (pass^k, SB-2).
+"""Cross-trial checks: task groups, the compact per-job records they read, and their evaluation (pass^k, skill
+impact).
 
 A *task group* is the set of jobs under one audit root whose folder names share a task prefix
-(``<task>__<trial>``); it is planned at collection from names alone (stat-only). Its items (``PASSK``, ``SB-2``)
-run after every job item and read one compact record per member job: reward, verdict inputs (the integrity
-principles),
-task/agent/model/condition and the SB-1 status. Jobs publish that record when their audit is computed — into
-memory, or under xdist into a private directory shared by the workers — so a group item normally parses
-nothing. A record that is missing (the job ran later on another worker, or its items were deselected) or lacks
-the integrity principles is computed by the group item itself (one more parse of that job): correctness never
-depends on scheduling. Pure: no pytest.
+(``<task>__<trial>``); it is planned at collection from names alone (stat-only). Its items (one per declared
+``GroupCheck``) run after every job item and read one compact record per member job: reward, verdict inputs (the
+integrity principles), task/agent/model/condition and the skill-invocation status. Jobs publish that record when
+their audit is computed — into memory, or under xdist into a private directory shared by the workers — so a group
+item normally parses nothing. A record that is missing (the job ran later on another worker, or its items were
+deselected) or lacks the integrity principles is computed by the group item itself (one more parse of that job):
+correctness never depends on scheduling. Pure: no pytest.
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> G
     """The record a group reads. ``principles``: the session's registry (code → declaration).
 
     ``verdict`` is the *integrity* verdict: :func:`job_verdict` over the integrity principles only (INVALID /
-    ERROR / ORACLE decide delivery; a P4 WARN does not), so a record is the same whether it came from the job's
-    full audit or from a group item's recomputation."""
+    ERROR / ORACLE decide delivery; an agentic-floor WARN does not), so a record is the same whether it came from
+    the job's full audit or from a group item's recomputation."""
     m = audit.meta
     results = audit.results
     integrity = integrity_codes(principles)
@@ -205,7 +205,7 @@ def evaluate_passk(records: list[GroupRecord], *, strict: bool = False, trials: 
 
 
 def evaluate_sb2(records: list[GroupRecord]) -> GroupResult:
-    """SB-2 skill impact of the group (never blocking): Δ per task × agent × model across conditions. hurt → WARN;
+    """Skill impact of the group (never blocking): Δ per task × agent × model across conditions. hurt → WARN;
     helped without a quote (no with-skills trial holds one) → WARN with the reason; helped / no-op → PASS; N/A
     without a with-skills and a without-skills arm that both have rewards."""
     impact = skill_impact(records)

@@ -67,7 +67,7 @@ def build_audit(job_id: str, meta: Mapping[str, Any], records: dict[str, dict[st
         "verdict": verdict,
         "anti_cheat_read": None,
         "anti_cheat_write": None,
-        # P3's bucket; a failed run (or one without a reward) that no judge bucketed: "unjudged"
+        # the failure bucket; a failed run (or one without a reward) that no judge bucketed: "unjudged"
         "failure_bucket": "passed" if reward is not None and reward >= 1.0 else "unjudged",
         "agentic_floor": None,
         "tool_breakdown": None,
@@ -101,9 +101,9 @@ def build_audit(job_id: str, meta: Mapping[str, Any], records: dict[str, dict[st
             if data:
                 data.setdefault("status", rec["status"])
                 audit[key] = data
-        elif key == "advisor":  # ADV-1..ADV-5 fill one block, rebuilt below by the advisor core
+        elif key == "advisor":  # the advisor checks fill one block, rebuilt below by the advisor core
             continue
-        elif key == "skill_misuse":  # SB-3a and SB-3c fill one object {partial_follow_through, top_level_only, evidence}
+        elif key == "skill_misuse":  # two checks fill one {partial_follow_through, top_level_only, evidence}
             # seed booleans: a check that was not judged is false, with its N/A in ``statuses``
             merged = audit.get(key) or {"partial_follow_through": False, "top_level_only": False, "evidence": "",
                                         "statuses": {}}

@@ -113,7 +113,7 @@ class Rollup:
         self.coverage: Coverage | None = None  # set by the plugin: which integrity items were meant to run
         self.jobs: dict[str, RollupJob] = {}  # job id → {"meta", "records", "error", "loads"}
         self.groups: dict[tuple[str, str], dict[str, Any]] = {}  # (group id, code) → group item record
-        self.judges = Totals()  # LLM judge usage and P13 agreement (models set by the plugin)
+        self.judges = Totals()  # LLM judge usage and concurrence (models set by the plugin)
         self.shard: dict[str, Any] | None = None  # --trajaudit-shard: {"index", "count", "settings"} (shard.py)
         self.waivers: list[dict[str, Any]] | None = None  # --trajaudit-waivers: the file's entries (waivers.py)
         self.baseline: Any = None  # --trajaudit-baseline: a baseline.Baseline
@@ -289,7 +289,7 @@ class Rollup:
                 "trace_grader": tracegrader.summary_block(blocks, axis)}
 
     def skills_sections(self, jobs: list[SummaryJob]) -> dict[str, Any]:
-        """``skill_impact`` (SB-2: with vs without skills per task, agent and model, keyed by the agent/shim name,
+        """``skill_impact`` (with vs without skills per task, agent and model, keyed by the agent/shim name,
         qualified with @model / task/ only when needed to stay unique) and the non-blocking ``skills_flags``."""
         from ..principles import code_for, codes_for
 
