@@ -372,3 +372,29 @@ def test_every_principle_s_module_has_its_fixtures() -> None:
         if not re.search(rf"(?<![\w-]){re.escape(code)}(?![\w])", text):
             missing.append(f"{code}: {module}.py")
     assert missing == []
+
+
+# the modules the issue names: aggregation, groups, the summary and audit JSON, the nodes
+DESCRIBED_NOT_CODED = ("aggregate/completeness.py", "aggregate/groups.py", "aggregate/verdicts.py",
+                       "report/summary.py", "report/audit.py", "adapter/nodes.py")
+
+
+def test_aggregation_reports_and_nodes_describe_principles_by_what_they_check() -> None:
+    """Their comments and docstrings say "the skill-invocation status", never "SB-1 status"; a code appears only
+    inside a ``literal`` example of an output line or a node id."""
+    import io
+    import tokenize
+
+    bad = []
+    for rel in DESCRIBED_NOT_CODED:
+        path = PACKAGE / rel
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source)
+        docs = _docstrings(tree)
+        texts = [(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) in docs]
+        texts += [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+                  if tok.type == tokenize.COMMENT]
+        for line, text in texts:
+            prose = re.sub(r"``.*?``", "", text, flags=re.S)
+            bad += [f"pytest_trajaudit/{rel}:{line}: {m.group(0)}" for m in CODE.finditer(prose)]
+    assert bad == []

@@ -326,7 +326,7 @@ class PrincipleItem(pytest.Item):
         _outcome(self, self.record or {}, f"{self.job.job_id}::{self.principle.code}", str(self.job.ref.dir))
 
     def repr_failure(self, excinfo, style=None):
-        # one line: "P1: <reason>"; the node id beside it names the job (adapter/terminal.py)
+        # one line, ``P1: <reason>``; the node id beside it names the job (adapter/terminal.py)
         if isinstance(excinfo.value, AuditFailure):
             return str(excinfo.value)
         if isinstance(excinfo.value, UnusableJob):
