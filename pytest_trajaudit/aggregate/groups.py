@@ -231,7 +231,7 @@ def evaluate_sb2(records: list[GroupRecord]) -> GroupResult:
     return GroupResult("PASS", "; ".join(line(k, v) for k, v in list(impact.items())[:3]), data)
 
 
-def evaluate(key: str, records: list[dict[str, Any]], *, strict: bool = False,
+def evaluate(key: str, records: list[GroupRecord], *, strict: bool = False,
              trials: int | None = None) -> GroupResult:
     """The result of the task-group check that fills the ``summary.json`` section ``key`` (its ``GroupCheck``)."""
     if key == "pass_k":
