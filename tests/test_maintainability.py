@@ -1,6 +1,7 @@
-"""The maintainer's properties of the tree: a principle is declared once (its code is written nowhere else in the
-package, and its declared role alone decides what it does to a verdict), docs that follow the code, no module
-over 700 lines, and no project history in code, tests, docs or benchmarks."""
+"""The maintainer's properties of the tree: a principle is declared once (no code outside the registry modules
+names it, help texts and the published schemas aside, and its declared role alone decides what it does to a
+verdict), docs that follow the code, no module over 700 lines, and no project history in code, tests, docs or
+benchmarks."""
 
 from __future__ import annotations
 
@@ -374,7 +375,7 @@ def test_every_principle_s_module_has_its_fixtures() -> None:
     assert missing == []
 
 
-# the modules the issue names: aggregation, groups, the summary and audit JSON, the nodes
+# where verdicts and reports are built: aggregation, task groups, the summary and audit JSON, the nodes
 DESCRIBED_NOT_CODED = ("aggregate/completeness.py", "aggregate/groups.py", "aggregate/verdicts.py",
                        "report/summary.py", "report/audit.py", "adapter/nodes.py")
 
