@@ -350,7 +350,8 @@ def test_code_comments_cite_the_specification_as_the_seed_s() -> None:
     bad = []
     for folder in ("pytest_trajaudit", "tests", "benchmarks", "fuzz", "conftest_templates"):
         for f in sorted((REPO / folder).rglob("*.py")):
-            if f.name == "test_maintainability.py":
+            # report/schema.py: its docstrings are the published JSON schemas' descriptions, kept as shipped
+            if f.name == "test_maintainability.py" or f == PACKAGE / "report" / "schema.py":
                 continue
             lines = f.read_text(encoding="utf-8").splitlines()
             for i, line in enumerate(lines, 1):

@@ -132,7 +132,7 @@ class TraceGrader(BaseModel):
 
 
 class SkillInvocation(_Open):
-    """SB-1 (the seed's audit-skillsbench.md); ``N/A`` (outside the seed's enum) for runs without skills or of unknown
+    """SB-1 (audit-skillsbench.md); ``N/A`` (outside the seed's enum) for runs without skills or of unknown
     condition, with the reason as evidence."""
 
     status: Literal["VERIFIED", "PARTIAL", "NOT_INVOKED", "N/A"]
@@ -197,8 +197,8 @@ class AdvisorCheck(BaseModel):
 
 
 class AdvisorAudit(_Open):
-    """The advisor-leakage audit (the seed's advisor-audit.md): ``trajaudit audit``'s output and the ``advisor`` key
-    of a job's audit JSON. Quotes privileged material (60 characters per matched line): keep it private."""
+    """The advisor-leakage audit (advisor-audit.md): ``trajaudit audit``'s output and the ``advisor`` key of a
+    job's audit JSON. Quotes privileged material (60 characters per matched line): keep it private."""
 
     schema_version: Literal["trajaudit-advisor-1"]
     verdict: AdvisorVerdict
