@@ -33,7 +33,7 @@ from pathlib import Path
 STEPS = 30
 RUNS_PER_TASK = 5
 
-# the shipped trace-grader.config.yaml's values (RULES.md D)
+# the shipped trace-grader.config.yaml's values (the seed's RULES.md D)
 CONFIG = {"forbidden_tools": ["force_push", "rm_rf", "prod_write"], "retry_threshold": 2, "step_budget": 25,
           "must_precede": [["read", "edit"], ["read", "write"], ["plan", "act"]], "grounding": True}
 CONFIG_YAML = """verified: true
@@ -108,7 +108,7 @@ def make_traces(path: Path, runs: int, seed: int = 0) -> None:
 
 
 def _runs(data: object) -> list[dict]:
-    """The seed's three input shapes and its step defaults (RULES.md D)."""
+    """The seed's three input shapes and its step defaults (the seed's RULES.md D)."""
     out = []
     if isinstance(data, dict) and "tasks" in data:
         for t in data["tasks"]:

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 Status = Literal["PASS", "WARN", "FAIL", "N/A"]
 
-# Event types follow ACP naming (audit-general.md): every format maps onto these.
+# Event types follow ACP naming (the seed's audit-general.md): every format maps onto these.
 USER = "user_message"
 AGENT = "agent_message"
 THOUGHT = "agent_thought"

@@ -124,7 +124,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    """Force --noconftest before any conftest.py can be imported (PYTEST-NOTES.md §2.3)."""
+    """Force --noconftest before any conftest.py can be imported (the seed's PYTEST-NOTES.md §2.3)."""
     ns = early_config.known_args_namespace
     if getattr(ns, "trajaudit", None) is not None:
         ns.noconftest = True

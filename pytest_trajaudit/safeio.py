@@ -1,6 +1,6 @@
 """Strict, hostile-input-safe file reading and decoding, shared by every loader.
 
-Rules (advisor-audit.md, DESIGN.md):
+Rules (the seed's advisor-audit.md, DESIGN.md):
 - only regular files are opened; no path component below the job directory may be a symlink
   (each component is opened with ``O_NOFOLLOW`` relative to its parent's descriptor);
 - FIFOs and devices are never read (``O_NONBLOCK`` open, then ``fstat`` must say regular file);

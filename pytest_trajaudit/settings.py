@@ -14,7 +14,7 @@ from .scan import linre
 from .scan.linre import Regex
 from .timebudget import DEFAULT_AUDIT_BUDGET
 
-# --- The seeds' operational regexes, verbatim (audit-general.md P1/P2) -----------------------------------
+# --- The seeds' operational regexes, verbatim (the seed's audit-general.md P1/P2) -----------------------------------
 READ_PATTERNS = [
     r"/oracle/", r"solve\.sh",
     r"/verifier/", r"test_outputs\.py", r"/verifier/test\.sh",
@@ -126,9 +126,9 @@ GAMING_WORDS = [
 ]
 GAMING_NEGATION = r"\b(?:not|never|avoid\w*|without|instead of|rather than|no|don't|won't|shouldn't|can't|cannot)\b"
 
-# SkillsBench layer (audit-skillsbench.md SB-1): skills a harness ships by itself, never task skills. Claude Code
-# 2.1.186 lists the first twelve in its init line with no task skill mounted (corpus: labelled/ SWE runs); Codex
-# keeps skill-creator / skill-installer under ~/.codex/skills/.system/.
+# SkillsBench layer (the seed's audit-skillsbench.md SB-1): skills a harness ships by itself, never task skills.
+# Claude Code 2.1.186 lists the first twelve in its init line with no task skill mounted (corpus: labelled/ SWE runs);
+# Codex keeps skill-creator / skill-installer under ~/.codex/skills/.system/.
 BUILTIN_SKILLS = frozenset({
     "deep-research", "update-config", "verify", "debug", "code-review", "simplify", "batch",
     "fewer-permission-prompts", "loop", "claude-api", "run", "run-skill-generator", "skill-creator", "skill-installer",
@@ -176,7 +176,7 @@ class Settings:
     max_job_bytes: int = DEFAULT_MAX_JOB_BYTES
     max_events: int = DEFAULT_MAX_EVENTS  # JSON objects and arrays per parse, lines per stream, events per job
     audit_budget: float = DEFAULT_AUDIT_BUDGET  # CPU seconds per job's audit (timebudget.py)
-    # thresholds (audit-general.md P8)
+    # thresholds (the seed's audit-general.md P8)
     repeat_prefix: int = 80
     retries_threshold: int = 2
     rewrites_threshold: int = 2

@@ -1,6 +1,6 @@
-"""Conformance of P1–P4 (and P6's data sampling) with audit-general.md and RULES.md, rule by rule, on fixtures
-built for each rule: the OpenAI chat dialect's tool results, the prose patterns of P1, executed installs in P2,
-P3's bucket without a judge in the audit JSON, and what counts as a read of the task's inputs in P4/P6.
+"""Conformance of P1–P4 (and P6's data sampling) with the seed's audit-general.md and RULES.md, rule by rule, on
+fixtures built for each rule: the OpenAI chat dialect's tool results, the prose patterns of P1, executed installs in
+P2, P3's bucket without a judge in the audit JSON, and what counts as a read of the task's inputs in P4/P6.
 docs/spec-differences.md ("P1–P4") lists the deliberate differences these tests pin."""
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def test_p1_chat_unanswered_call_keeps_an_unknown_outcome():
 @pytest.mark.parametrize("path", ["/root/key_answers.json", "/root/key.json", "/srv/keys_v2.json",
                                   "/root/answer_sheet.csv", "/root/answers", "/task/answer.py"])
 def test_p1_prose_pattern_read_by_a_tool_whose_content_names_it_is_fail(path):
-    """audit-general.md P1's prose: ``key*.json`` and ``answer*`` (basenames) beside the regex. A read that
+    """The seed's audit-general.md P1's prose: ``key*.json`` and ``answer*`` (basenames) beside the regex. A read that
     records only its content (BenchFlow's bare ``Read File``) names the file there."""
     f = run("P1", acp_job(tool("read", "Read File", output=f"{path}: {{\"q1\": 42}}")))
     assert f.status == "FAIL"

@@ -1,5 +1,6 @@
-"""Nothing inside a job decides what is audited (DESIGN.md, ``discover/jobs.py``): planted folders, extra trajectory
-files, an oracle label in the trajectory, never hide a run; every trajectory-looking file is audited or listed.
+"""Nothing inside a job decides what is audited (the seed's DESIGN.md, ``discover/jobs.py``): planted folders, extra
+trajectory files, an oracle label in the trajectory, never hide a run; every trajectory-looking file is audited or
+listed.
 
 The layouts are those of real runs: the bundled examples (BenchFlow rollouts, a Harbor claude-code trial with
 ``agent/claude-code.txt``), Harbor's ATIF ``agent/trajectory.json`` as the claude-code converter writes it (the

@@ -5,7 +5,7 @@ Property: on any input, each entry point succeeds or raises the documented :clas
 is one line; a job whose file is fuzzed is audited by every principle without a principle crashing, and its audit
 JSON and summary are strict JSON. ``derandomize=True`` and a small ``max_examples``: the same examples every run.
 
-The regression tests at the end replay what the campaign found.
+The regression tests at the end replay one input of each kind of failure the campaign looks for.
 """
 
 from __future__ import annotations
@@ -202,7 +202,7 @@ def test_seeds_themselves_load(seed: str, tmp_path: Path) -> None:
         assert targets.t_trajectory(data, name, tmp_path) == "ok"
 
 
-# --- regressions found by the campaign ----------------------------------------------------------------------------
+# --- one input of each kind the campaign looks for -------------------------------------------------------------
 
 def _unusable(text: str, name: str = "t.jsonl") -> UnusableInput:
     with pytest.raises(UnusableInput) as info:
@@ -212,9 +212,9 @@ def _unusable(text: str, name: str = "t.jsonl") -> UnusableInput:
 
 
 def test_regression_deep_message_content_is_unusable_not_recursion_error() -> None:
-    """campaign seed 8: an ACP tool_call whose ``content`` nested 900 levels deep escaped the dispatcher as a
-    RecursionError (``loaders/common.py`` flatten_text). A fixed nesting limit now makes it unusable input, the
-    same way at any stack depth (in-process, under xdist)."""
+    """An ACP tool_call whose ``content`` nests 900 levels deep is unusable input, not a RecursionError out of
+    ``loaders/common.py``'s flatten_text: a fixed nesting limit decides, the same way at any stack depth
+    (in-process, under xdist)."""
     line = ('{"type":"tool_call","tool_call_id":"t","kind":"execute","title":"x","content":[{"type":"content",'
             '"content":' + "[" * 900 + "]" * 900 + "}]}")
     exc = _unusable('{"type":"user_message","text":"a"}\n' + line + "\n")
@@ -230,8 +230,8 @@ def test_regression_content_at_the_nesting_limit_still_loads() -> None:
 
 
 def test_regression_tool_arguments_deeper_than_orjson_can_write() -> None:
-    """Arguments nested 300 levels (orjson writes at most 255) were rendered with ``str()``, which can raise
-    RecursionError deeper down: now a clean unusable input."""
+    """Arguments nested 300 levels (orjson writes at most 255; ``str()`` could raise RecursionError deeper down)
+    are a clean unusable input."""
     args = "[" * 300 + "]" * 300
     msg = {"role": "assistant", "content": None, "tool_calls": [
         {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": json.loads(args)}}]}
@@ -249,9 +249,9 @@ def test_regression_deep_prompts_json_names_the_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("unit", ["a-", "a_a-", "x-y.", "-a"])
 def test_regression_redaction_is_linear_on_hyphenated_words(unit: str) -> None:
-    """campaign seed 1: ``redact`` took 20 s on a 20 KB ``a-a-a-…`` message (its key=value pattern rescanned the
-    rest of every word from each word start: quadratic) and a 40 KB tool output stalled a job's audit for 30 s.
-    400 KB must finish well inside the subprocess timeout (quadratic would take hours); a hang fails the test."""
+    """``redact`` is linear on ``a-a-a-…`` text: a key=value pattern that rescans the rest of every word from
+    each word start is quadratic (seconds on 20 KB, minutes on a large tool output). 400 KB must finish well
+    inside the subprocess timeout (quadratic would take hours); a hang fails the test."""
     code = textwrap.dedent(f"""
         from pytest_trajaudit.scan.redact import quote, redact
         s = {unit!r} * 200_000
@@ -265,9 +265,9 @@ def test_regression_redaction_is_linear_on_hyphenated_words(unit: str) -> None:
 
 
 def test_regression_long_shell_words_are_linear_and_still_parsed() -> None:
-    """campaign seed 3: a SWE-agent action of one 550 KB word took 22 s (shlex builds a token by concatenation:
-    quadratic). Commands over 16 KiB are split without shlex; a read hidden behind or before 2 MB of padding is
-    still found. The subprocess timeout turns a regression into a failure (quadratic: minutes)."""
+    """A SWE-agent action of one 550 KB word is split in linear time (shlex builds a token by concatenation:
+    quadratic, half a minute on it). Commands over 16 KiB are split without shlex; a read hidden behind or before
+    2 MB of padding is still found. The subprocess timeout turns a regression into a failure (quadratic: minutes)."""
     code = textwrap.dedent("""
         from pytest_trajaudit.loaders.codex import _unwrap_shell
         from pytest_trajaudit.loaders.common import shell_read_paths, split_words

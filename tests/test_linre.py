@@ -110,8 +110,8 @@ def test_every_settings_pattern_is_linear() -> None:
 
 def test_lethal_install_pattern_on_a_hostile_trajectory() -> None:
     """The seed's ``pip\\s+install\\s+[^=]+(?:json|pluggy|iniconfig|pytest)\\s`` on text with many installs and no
-    ``=``: Python's engine scans to the end of the text from every ``pip install`` (quadratic; a fuzzed Claude
-    session of 1 MB took 40 s in literal mode); RE2 reads it once. Same answer as Python's on a short slice."""
+    ``=``: Python's engine scans to the end of the text from every ``pip install`` (quadratic: tens of seconds
+    on a 1 MB Claude session in literal mode); RE2 reads it once. Same answer as Python's on a short slice."""
     rx = Settings().lethal_patterns[2]
     assert rx.pattern == LETHAL[2] and isinstance(rx, linre.Pattern)
     unit = "pip install numpy scipy\n"

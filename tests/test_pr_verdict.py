@@ -1,5 +1,5 @@
-"""PR-level roll-up (audit-general.md "PR-level verdict", first match wins), per-config roll-up, and report.md in
-the sections of the seed's report template (reference/report-template.txt)."""
+"""PR-level roll-up (the seed's audit-general.md "PR-level verdict", first match wins), per-config roll-up, and
+report.md in the sections of the seed's report template (reference/report-template.txt)."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from pytest_trajaudit.report.summary import Rollup
 
 
 def stdlib(value) -> bytes:
-    """What the reports were written as before: ``json.dumps(indent=2, ensure_ascii=False)`` and a newline, with
+    """The reference serialization: ``json.dumps(indent=2, ensure_ascii=False)`` and a newline, with
     strings made printable and NaN null when that fails (a lone surrogate, a non-finite number)."""
     try:
         text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)

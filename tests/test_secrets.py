@@ -138,7 +138,8 @@ def test_no_secret_reaches_any_output(pytester: pytest.Pytester) -> None:
 
 def test_report_files_are_owner_only_and_written_atomically(pytester: pytest.Pytester) -> None:
     """Reports quote agent output and privileged task lines (ADV-4, P1): 0600, like the advisor audit's
-    ``audit.json`` (advisor-audit.md). Each file is written to a temporary file and renamed: none is left."""
+    ``audit.json`` (the seed's advisor-audit.md). Each file is written to a temporary file and renamed: none is
+    left."""
     make_job(pytester.path / "runs", "j")
     out = pytester.path / "rep"
     out.mkdir()

@@ -1,4 +1,5 @@
-"""Security of an audit over a HOSTILE run tree (DESIGN.md "Security of the invocation", PYTEST-NOTES.md §2).
+"""Security of an audit over a HOSTILE run tree (the seed's DESIGN.md "Security of the invocation", PYTEST-NOTES.md
+§2).
 
 Every planted file carries a payload that, if pytest imported or executed it, would write a marker file under
 ``<pytester.path>/MARKERS`` (outside the audited tree). Each test asserts that no marker appears *while the job is
@@ -756,7 +757,7 @@ def test_odd_file_names_are_escaped_everywhere(pytester: pytest.Pytester) -> Non
     """Job directories named with newlines, ESC sequences (which could erase a FAILED line on a terminal), a
     bidi override, a byte that is not UTF-8, a literal backslash: every job is audited; node ids, job ids, the
     terminal, JUnit XML and the reports show the names escaped (``redact.printable``), all distinct; nothing
-    crashes (a non-UTF-8 name used to crash JUnit and report writing). The cheating job is still INVALID."""
+    crashes (JUnit and report writing of a non-UTF-8 name included). The cheating job is still INVALID."""
     import xml.etree.ElementTree as ET
 
     import orjson

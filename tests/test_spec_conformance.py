@@ -2,8 +2,8 @@
 (``test_every_reference_file_is_walked`` fails when one is added without a check).
 
 - ``audit-example.json`` (the PR #755 claude-skills audit): it validates against the published audit schema, and a
-  job rebuilt from its stated figures (RULES.md "Golden tests from the docs") audits, in both modes, to the same
-  record, field by field, except where docs/spec-differences.md ("Reports and audit JSON") lists a deliberate
+  job rebuilt from its stated figures (the seed's RULES.md "Golden tests from the docs") audits, in both modes, to the
+  same record, field by field, except where docs/spec-differences.md ("Reports and audit JSON") lists a deliberate
   difference: those fields are asserted to hold the documented value.
 - ``report-template.txt``: report.md has the template's sections in order, its Recommendation verdicts, the
   oracle's tests list, the trajectory-evidence quotes, the token diagnostic and its gap note, the root-cause
@@ -116,8 +116,8 @@ def _tool(n: int, kind: str, title: str, text: str = "", **more: Any) -> dict[st
 
 
 def worked_example_lines(final: str) -> list[dict[str, Any]]:
-    """The PR #755 claude-skills run as RULES.md states it (the trajectory itself is not public): 22 entries,
-    10 tool calls (ToolSearch 1, Skill 2, Read File 3, Terminal 3, Write 1), both skills launched through the
+    """The PR #755 claude-skills run as the seed's RULES.md states it (the trajectory itself is not public): 22
+    entries, 10 tool calls (ToolSearch 1, Skill 2, Read File 3, Terminal 3, Write 1), both skills launched through the
     Skill tool, a references/*.md read and 3 data-sampling calls before the one Write, then the verbatim final."""
     think = [{"type": "agent_thought", "text": t} for t in (
         "Let me find the tools available.", "A skill covers transaction protocols.", "And the foundations skill.",
@@ -259,7 +259,7 @@ def test_the_worked_example_pair_and_oracle(worked: Path) -> None:
     assert oracle["verdict"] == "ORACLE"
     summary = json.loads((worked / "summary.json").read_text(encoding="utf-8"))
     jsonschema.validate(summary, json.loads((SCHEMA_DIR / "summary.schema.json").read_text(encoding="utf-8")))
-    # RULES.md golden: "Skill impact: claude +90.0 pp helped", keyed by the shim name
+    # The seed's RULES.md golden: "Skill impact: claude +90.0 pp helped", keyed by the shim name
     impact = summary["skill_impact"]["claude-agent-acp"]
     assert (impact["delta_pp"], impact["outcome"]) == (90.0, "helped")
     assert set(summary["configs"]) == {"claude-skills", "claude-noskills", "oracle"}

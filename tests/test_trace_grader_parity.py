@@ -7,7 +7,8 @@ out_of_order ×4, retry_storm ×1), T3 pass^3 = FAIL (2/3), repeatable 2, flaky 
 
 ``--trajaudit-literal`` reproduces all of it exactly. Precise mode (the default) differs in one documented
 place: it maps the fixtures' lower-case ``edit``/``read`` onto TG-5's vocabulary, which the original never
-does (RULES.md D quirk), so T2 gets a 7th flag — ``edited_without_read`` at step 4, the first edit of db.sql
+does (the seed's RULES.md D quirk), so T2 gets a 7th flag — ``edited_without_read`` at step 4, the first edit of
+db.sql
 that succeeded (the three failed edits before it changed nothing). Verdicts and pass^k are the same.
 """
 
@@ -25,8 +26,8 @@ from pytest_trajaudit.cli import trace_grader as trace_cli
 from pytest_trajaudit.discover.jobs import JobRef
 from pytest_trajaudit.loaders import traces
 from pytest_trajaudit.model import Job, Verifier
-from pytest_trajaudit.principles import registry
-from pytest_trajaudit.report.audit import TRACE_CODES, trace_grader_block
+from pytest_trajaudit.principles import family_codes, registry
+from pytest_trajaudit.report.audit import trace_grader_block
 from pytest_trajaudit.report.tracegrader import text
 from pytest_trajaudit.rulesfile import apply_rules_file
 from pytest_trajaudit.safeio import decode_text, parse_text
@@ -63,7 +64,7 @@ def grade(ref: Path, literal: bool) -> dict:
         job = Job(dir=path.parent, anchor=path, layout="bare-file", task=meta["task"], trial=meta["trial"],
                   verifier=Verifier(reward=meta["reward"], reward_source=meta["reward_source"]), trajectory=traj)
         recs = {}
-        for code in TRACE_CODES:
+        for code in family_codes("rules"):
             f = reg[code].func(job, settings)
             recs[code] = {"status": f.status, "evidence": f.evidence, "data": f.data}
         block = trace_grader_block({"task": job.task, "trial": job.trial}, recs)
@@ -119,7 +120,7 @@ def test_precise_mode_differs_only_by_the_documented_grounding_flag(ref: Path) -
     for mine, theirs in zip(got["runs"], golden["runs"], strict=True):
         if mine["run_id"] == "T2-corrupt-r1":
             # deliberate difference: lower-case 'edit' is an edit for TG-5 in precise mode (the original's
-            # grounding only knows Edit/MultiEdit, RULES.md D quirk)
+            # grounding only knows Edit/MultiEdit, the seed's RULES.md D quirk)
             assert mine["flags"] == theirs["flags"] + [PRECISE_EXTRA]
             assert {k: v for k, v in mine.items() if k != "flags"} == {k: v for k, v in theirs.items() if k != "flags"}
         else:
@@ -240,7 +241,7 @@ def test_cli_exit_codes_follow_the_original(tmp_path: Path, capsys: pytest.Captu
     read = {"tool": "Read", "args": {"file_path": "/a"}}
     many = [read] * 41  # over the engine default budget of 40: a low flag, a warning only
     assert _cli(capsys, "--traces", _traces(tmp_path, [{"task": "T", "ok": True, "steps": many}]))[0] == 0
-    # a task whose only run did not deliver is flaky (RULES.md D quirk, k=1) → 3
+    # a task whose only run did not deliver is flaky (the seed's RULES.md D quirk, k=1) → 3
     assert _cli(capsys, "--traces", _traces(tmp_path, [{"task": "T", "ok": False, "steps": [read]}]))[0] == 3
     code, out, _ = _cli(capsys, "--traces", _traces(tmp_path, [{"task": "T", "ok": True, "steps": [read]}]), "--json")
     assert code == 0 and json.loads(out)["summary"]["verdicts"]["clean-pass"] == 1

@@ -15,7 +15,7 @@ import pytest
 
 from ..discover.jobs import JobRef, Walk
 from ..loaders.multi import node_name
-from ..principles import Principle, registry
+from ..principles import Principle, group_checks, registry
 from ..records import GroupRecord
 from ..scan.redact import printable
 from ..settings import Settings
@@ -34,7 +34,7 @@ class State:
     rootpath: Path
     keys: dict[str, str] = field(default_factory=dict)
     registry: dict[str, Principle] = field(default_factory=dict)  # built-in + plugin-contributed principles
-    group_codes: tuple[str, ...] = ()  # PASSK / SB-2 items to collect per task group
+    group_codes: tuple[str, ...] = ()  # task-group check items to collect per group
     grouped: set[str] = field(default_factory=set)  # job ids that belong to a planned task group
     store: Any = None  # groups.MemoryStore, or groups.DirStore shared by xdist workers
     strict_pass_k: bool = False
@@ -244,9 +244,8 @@ REGISTRY_KEY = pytest.StashKey[dict[str, Principle]]()
 
 
 def _principles(config: pytest.Config) -> tuple[list[Principle], tuple[str, ...]]:
-    """The per-job principles and the group codes (PASSK, SB-2) selected by ``--trajaudit-principles``."""
-    from ..aggregate.groups import GROUP_CODES
-
+    """The per-job principles and the task-group codes selected by ``--trajaudit-principles``."""
+    groups = tuple(group_checks())
     reg = dict(registry())  # plugin-contributed principles live in this session's copy, never the global one
     for extra in config.hook.pytest_trajaudit_principles():
         for p in extra or ():
@@ -261,12 +260,12 @@ def _principles(config: pytest.Config) -> tuple[list[Principle], tuple[str, ...]
     chosen = str(ini_or_opt(config, "trajaudit_principles") or "")
     if chosen.strip():
         codes = [c.strip() for c in chosen.split(",") if c.strip()]
-        unknown = [c for c in codes if c not in reg and c not in GROUP_CODES]
+        unknown = [c for c in codes if c not in reg and c not in groups]
         if unknown:
             raise pytest.UsageError(f"trajaudit: unknown principle code(s) {', '.join(unknown)}; "
-                                    f"known: {', '.join([*reg, *GROUP_CODES])}")
-        return [reg[c] for c in codes if c in reg], tuple(c for c in GROUP_CODES if c in codes)
-    return list(reg.values()), GROUP_CODES
+                                    f"known: {', '.join([*reg, *groups])}")
+        return [reg[c] for c in codes if c in reg], tuple(c for c in groups if c in codes)
+    return list(reg.values()), groups
 
 
 def _trials(config: pytest.Config) -> int | None:
@@ -337,8 +336,8 @@ def add_markers(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{t}: trajaudit cost tier {t.upper()}")
     for fam in ("anticheat", "general", "skills", "advisor", "rules"):
         config.addinivalue_line("markers", f"{fam}: trajaudit principle family {fam}")
-    config.addinivalue_line("markers", "PASSK: trajaudit group item pass^k across a task's trials")
-    config.addinivalue_line("markers", "SB-2: trajaudit group item skill impact across conditions")
+    for g in group_checks().values():
+        config.addinivalue_line("markers", f"{g.code}: trajaudit group item {g.title}")
 
 
 def setup(config: pytest.Config) -> tuple[State, list[Path]]:

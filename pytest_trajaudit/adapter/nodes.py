@@ -1,7 +1,7 @@
 """Collection nodes: directories of the audited tree, jobs, and one item per principle per job.
 
 Security: no node here is a ``pytest.Directory`` and none calls ``pytest_collect_file``, so pytest never
-imports a ``conftest.py``, ``test_*.py`` or ``__init__.py`` from the audited tree (PYTEST-NOTES.md §2).
+imports a ``conftest.py``, ``test_*.py`` or ``__init__.py`` from the audited tree (the seed's PYTEST-NOTES.md §2).
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import pytest
 
 from .. import TrajauditWarning
 from ..advisor.collect import advisor_known
-from ..aggregate.groups import GroupResult, compact, evaluate_passk, evaluate_sb2, gather, plan
+from ..aggregate.groups import GroupResult, compact, evaluate, gather, plan
 from ..discover.jobs import JobRef, bare_file, looks_like_trajectory, loose_files
 from ..loaders.multi import RECORD, claim, list_members, member_ref, node_name
 from ..model import UnusableInput
-from ..principles import Principle
+from ..principles import Principle, group_checks
 from ..principles.engine import JobAudit, audit_job
 from ..records import GroupRecord
 from ..safeio import events_limit
@@ -326,7 +326,7 @@ class PrincipleItem(pytest.Item):
         _outcome(self, self.record or {}, f"{self.job.job_id}::{self.principle.code}", str(self.job.ref.dir))
 
     def repr_failure(self, excinfo, style=None):
-        # one line: "P1: <reason>"; the node id beside it names the job (adapter/terminal.py)
+        # one line, ``P1: <reason>``; the node id beside it names the job (adapter/terminal.py)
         if isinstance(excinfo.value, AuditFailure):
             return str(excinfo.value)
         if isinstance(excinfo.value, UnusableJob):
@@ -382,10 +382,6 @@ class GroupError(Exception):
     """A group item cannot be evaluated (e.g. --trajaudit-trials coverage): reported as an error."""
 
 
-GROUP_FAMILY = {"PASSK": "rules", "SB-2": "skills"}
-GROUP_TITLE = {"PASSK": "pass^k across trials", "SB-2": "skill impact across conditions"}
-
-
 class TaskGroupNode(pytest.Collector):
     """The trials of one task under an audit root (folders named ``<task>__<trial>``), anchored on its first
     trial's file: node id ``<trial file>::<task>``, items ``<trial file>::<task>::PASSK`` and ``…::SB-2``; its id in
@@ -400,13 +396,13 @@ class TaskGroupNode(pytest.Collector):
     def collect(self):
         for code in self.config.stash[STATE_KEY].group_codes:
             item = GroupItem.from_parent(self, name=code)
-            for m in (code, "c0", GROUP_FAMILY[code]):
+            for m in (code, "c0", group_checks()[code].family):
                 item.add_marker(m)
             yield item
 
 
 class GroupItem(pytest.Item):
-    """PASSK (pass^k, integrity-adjusted) or SB-2 (skill impact) of one task group."""
+    """A task-group check (its ``GroupCheck``: pass^k, integrity-adjusted, or skill impact) of one task group."""
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)
@@ -425,18 +421,15 @@ class GroupItem(pytest.Item):
     def setup(self) -> None:
         state = self.config.stash[STATE_KEY]
         records, self.recomputed = gather(self.group.members, state.store, state.compute_record)
-        if self.name == "PASSK":
-            res = evaluate_passk(records, strict=state.strict_pass_k, trials=state.trials)
-        else:
-            res = evaluate_sb2(records)
+        res = evaluate(group_checks()[self.name].key, records, strict=state.strict_pass_k, trials=state.trials)
         self.record = self._record(res, records)
         if res.status == "ERROR":
             raise GroupError(clean(res.evidence))
 
     def _record(self, res: GroupResult, records: list[GroupRecord]) -> dict[str, Any]:
         return {"group": self.group_id, "task": self.group.name, "code": self.name, "tier": "C0",
-                "family": GROUP_FAMILY[self.name], "status": res.status, "evidence": clean(res.evidence),
-                "data": res.data, "members": [r["job"] for r in records]}
+                "family": group_checks()[self.name].family, "status": res.status,
+                "evidence": clean(res.evidence), "data": res.data, "members": [r["job"] for r in records]}
 
     def runtest(self) -> None:
         _outcome(self, self.record or {}, f"{self.group_id}::{self.name}", str(self.path))

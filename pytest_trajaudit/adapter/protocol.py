@@ -1,4 +1,4 @@
-"""The lean run protocol of audit items (``--trajaudit-protocol=lean``, the default; PYTEST-NOTES.md §6):
+"""The lean run protocol of audit items (``--trajaudit-protocol=lean``, the default; the seed's PYTEST-NOTES.md §6):
 per-phase capture, logging and the PYTEST_CURRENT_TEST bookkeeping are most of pytest's per-item cost, and an
 audit item never prints. pytest's private runner API goes through ``_compat``."""
 

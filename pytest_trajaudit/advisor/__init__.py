@@ -1,4 +1,4 @@
-"""The advisor-leakage audit (advisor-audit.md): one core shared by the ADV-1..ADV-5 pytest items
+"""The advisor-leakage audit (the seed's advisor-audit.md): one core shared by the ADV-1..ADV-5 pytest items
 (``principles/advisor.py``) and the ``trajaudit audit`` / ``trajaudit summarize`` commands (``advisor/cli.py``).
 
 - ``layout.py`` — which privileged material: ``--privileged-root`` > the task's own

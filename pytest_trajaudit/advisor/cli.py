@@ -1,5 +1,5 @@
 """``trajaudit audit`` and ``trajaudit summarize``: the advisor-leakage audit of one attempt, and the verdicts of
-many (advisor-audit.md "Run it", "Output and exit codes"). No pytest here: the same core as the ADV items.
+many (the seed's advisor-audit.md "Run it", "Output and exit codes"). No pytest here: the same core as the ADV items.
 
     trajaudit audit --attempt-dir DIR --task-dir DIR [--trajectory FILE] [--privileged-root PATH ...]
                     [--output FILE] [--no-judge] [--judge-model M] [--judge-base-url URL]

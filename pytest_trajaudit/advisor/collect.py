@@ -1,12 +1,13 @@
-"""Which jobs get ADV items (DESIGN.md: those whose privileged material is known), decided at collection with
-``lstat`` only (nothing is read):
+"""Which jobs get ADV items (the seed's DESIGN.md: those whose privileged material is known), decided at collection
+with ``lstat`` only (nothing is read):
 
 - ``--trajaudit-privileged-root`` is given (every job);
 - its task directory is found under ``--trajaudit-tasks`` by the task part of the job folder's name
   (``<task>__<trial>``) or the folder name itself. A task named only inside ``result.json`` is not seen here
   (collection reads no file): give ``--trajaudit-privileged-root`` (e.g. the default layout's roots) to audit
   such jobs.
-Nothing inside the job decides it (an ``advisor/`` folder the run wrote is never read: DESIGN.md, ``discover/jobs.py``).
+Nothing inside the job decides it (an ``advisor/`` folder the run wrote is never read: the seed's DESIGN.md,
+``discover/jobs.py``).
 """
 
 from __future__ import annotations

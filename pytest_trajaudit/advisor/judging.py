@@ -1,4 +1,5 @@
-"""The advisor audit's two judges (advisor-audit.md checks 1–4): prompts, answer schemas, clipping, outcomes.
+"""The advisor audit's two judges (the seed's advisor-audit.md checks 1–4): prompts, answer schemas, clipping,
+outcomes.
 
 - The **coherence judge** reads the public task and the trajectory and says whether it reads like one solver
   working a problem (ADV-1), listing every change of direction with no support in the public task or in terminal

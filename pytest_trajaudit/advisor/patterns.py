@@ -1,10 +1,10 @@
 """ADV-3's mechanical patterns: mentions of an advisor, a reviewer, hidden tests, a reference or gold solution, or a
-privileged artifact (advisor-audit.md check 3). Offline regular expressions, case-insensitive, matched on the same
-haystack as the overlap check (the trajectory as read, then every decoded string key and value).
+privileged artifact (the seed's advisor-audit.md check 3). Offline regular expressions, case-insensitive, matched on
+the same haystack as the overlap check (the trajectory as read, then every decoded string key and value).
 
-The spec names what to look for but not the expressions (RULES.md C: they were not found), so these are ours,
-tuned on the real corpus (``tests/test_advisor_corpus.py`` keeps them quiet on named clean transcripts). Each is a
-phrase, not a bare word: "advisor" or "reviewer" alone occurs in code and data ("RobotAdvisor", "reviewers=[...]"),
+The spec names what to look for but not the expressions (the seed's RULES.md C: they were not found), so these are
+ours, tuned on the real corpus (``tests/test_advisor_corpus.py`` keeps them quiet on named clean transcripts). Each is
+a phrase, not a bare word: "advisor" or "reviewer" alone occurs in code and data ("RobotAdvisor", "reviewers=[...]"),
 so they need an article, a possessive, a reporting verb or an attribution ("according to the advisor"). A match
 whose surrounding text is a quote of the task's own public instruction ("hidden tests will check ...") is not
 counted: the solver was told that much.

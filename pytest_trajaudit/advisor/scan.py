@@ -1,4 +1,4 @@
-"""The advisor audit's mechanical checks over a trajectory (advisor-audit.md "What it checks").
+"""The advisor audit's mechanical checks over a trajectory (the seed's advisor-audit.md "What it checks").
 
 The haystack, in order: the trajectory as read (the rendered JSON, or the plain text), then every string key and
 value in it, decoded, duplicate keys included; a string that itself holds a JSON object or array (a tool call's

@@ -1,9 +1,9 @@
 """Which integrity principles did not run on which job, and why: a partial run is never an approval.
 
-A principle declared ``role="integrity"`` (P1, P2, P11, P16, and any third-party principle that declares the same
-role) is one whose FAIL makes a job INVALID. A job on which one of them produced no finding cannot be called
-CLEAN: its verdict is INCOMPLETE, and the PR verdict of such a run is INCOMPLETE (or REJECT when a FAIL was
-found anyway). An integrity item produces no finding when it was
+A principle declared ``role="integrity"`` (the built-in ones docs/verdicts.md lists, and any third-party principle
+that declares the same role) is one whose FAIL makes a job INVALID. A job on which one of them produced no finding
+cannot be called CLEAN: its verdict is INCOMPLETE, and the PR verdict of such a run is INCOMPLETE (or REJECT when a
+FAIL was found anyway). An integrity item produces no finding when it was
 
 - not collected: ``--trajaudit-principles`` left it out;
 - deselected: ``-k``, ``-m``, ``--deselect``, node ids on the command line, ``--lf``, ``--sw`` or a plugin;

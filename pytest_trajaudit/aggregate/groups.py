@@ -1,14 +1,14 @@
-"""Cross-trial checks: task groups, the compact per-job records they read, and their evaluation (pass^k, SB-2).
+"""Cross-trial checks: task groups, the compact per-job records they read, and their evaluation (pass^k, skill
+impact).
 
 A *task group* is the set of jobs under one audit root whose folder names share a task prefix
-(``<task>__<trial>``); it is planned at collection from names alone (stat-only). Its items (``PASSK``, ``SB-2``)
-run after every job item and read one compact record per member job: reward, verdict inputs (the integrity
-principles),
-task/agent/model/condition and the SB-1 status. Jobs publish that record when their audit is computed — into
-memory, or under xdist into a private directory shared by the workers — so a group item normally parses
-nothing. A record that is missing (the job ran later on another worker, or its items were deselected) or lacks
-the integrity principles is computed by the group item itself (one more parse of that job): correctness never
-depends on scheduling. Pure: no pytest.
+(``<task>__<trial>``); it is planned at collection from names alone (stat-only). Its items (one per declared
+``GroupCheck``) run after every job item and read one compact record per member job: reward, verdict inputs (the
+integrity principles), task/agent/model/condition and the skill-invocation status. Jobs publish that record when
+their audit is computed — into memory, or under xdist into a private directory shared by the workers — so a group
+item normally parses nothing. A record that is missing (the job ran later on another worker, or its items were
+deselected) or lacks the integrity principles is computed by the group item itself (one more parse of that job):
+correctness never depends on scheduling. Pure: no pytest.
 """
 
 from __future__ import annotations
@@ -23,12 +23,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..discover.jobs import JobRef
-from ..principles import Principle, integrity_codes
+from ..principles import Principle, code_for, family_codes, integrity_codes
 from ..principles.engine import JobAudit
 from ..records import GroupRecord
 from .verdicts import Outcome, job_verdict, pass_k_entries, skill_impact, skill_quote_fields, trial_coverage
-
-GROUP_CODES = ("PASSK", "SB-2")
 
 
 def group_key(ref: JobRef) -> str | None:
@@ -53,16 +51,17 @@ def plan(refs: Iterable[JobRef]) -> dict[str, list[JobRef]]:
 
 
 def needed(principles: dict[str, Principle]) -> tuple[str, ...]:
-    """What a complete record was computed from: the integrity principles (delivery) and SB-1 (SB-2's input)."""
-    return (*integrity_codes(principles), "SB-1")
+    """What a complete record was computed from: the integrity principles (delivery) and the skill-invocation
+    principle (the skill-impact group's input)."""
+    return (*integrity_codes(principles), code_for("skill_invocation"))
 
 
 def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> GroupRecord:
     """The record a group reads. ``principles``: the session's registry (code → declaration).
 
     ``verdict`` is the *integrity* verdict: :func:`job_verdict` over the integrity principles only (INVALID /
-    ERROR / ORACLE decide delivery; a P4 WARN does not), so a record is the same whether it came from the job's
-    full audit or from a group item's recomputation."""
+    ERROR / ORACLE decide delivery; an agentic-floor WARN does not), so a record is the same whether it came from
+    the job's full audit or from a group item's recomputation."""
     m = audit.meta
     results = audit.results
     integrity = integrity_codes(principles)
@@ -71,10 +70,11 @@ def compact(job_id: str, audit: JobAudit, principles: dict[str, Principle]) -> G
                            bool((r.data or {}).get("flipped_signal")), principles[c].na_warns)
                 for c, r in results.items() if c in integrity and r.status in ("PASS", "WARN", "FAIL", "N/A")}
     verdict, _ = job_verdict(outcomes, error=audit.error, oracle=bool(m.get("oracle")))
-    sb1 = results.get("SB-1")
+    sb1 = results.get(code_for("skill_invocation"))
     sb1_status = (sb1.data or {}).get("status") if sb1 is not None else None
+    trace = family_codes("rules")
     delivered = next((r.data.get("delivered") for c, r in sorted(results.items())
-                      if c.startswith("TG-") and isinstance(r.data, dict) and isinstance(r.data.get("delivered"), bool)),
+                      if c in trace and isinstance(r.data, dict) and isinstance(r.data.get("delivered"), bool)),
                      None)
     return {
         "job": job_id, "task": m.get("task") or "", "trial": m.get("trial") or "", "agent": m.get("agent") or "",
@@ -205,7 +205,7 @@ def evaluate_passk(records: list[GroupRecord], *, strict: bool = False, trials: 
 
 
 def evaluate_sb2(records: list[GroupRecord]) -> GroupResult:
-    """SB-2 skill impact of the group (never blocking): Δ per task × agent × model across conditions. hurt → WARN;
+    """Skill impact of the group (never blocking): Δ per task × agent × model across conditions. hurt → WARN;
     helped without a quote (no with-skills trial holds one) → WARN with the reason; helped / no-op → PASS; N/A
     without a with-skills and a without-skills arm that both have rewards."""
     impact = skill_impact(records)
@@ -229,3 +229,13 @@ def evaluate_sb2(records: list[GroupRecord]) -> GroupResult:
         return GroupResult("WARN", "; ".join(f"{k}: {v['outcome']} but no quote: {v['quote_missing']}"
                                              for k, v in list(unquoted.items())[:3]), data)
     return GroupResult("PASS", "; ".join(line(k, v) for k, v in list(impact.items())[:3]), data)
+
+
+def evaluate(key: str, records: list[GroupRecord], *, strict: bool = False,
+             trials: int | None = None) -> GroupResult:
+    """The result of the task-group check that fills the ``summary.json`` section ``key`` (its ``GroupCheck``)."""
+    if key == "pass_k":
+        return evaluate_passk(records, strict=strict, trials=trials)
+    if key == "skill_impact":
+        return evaluate_sb2(records)
+    raise ValueError(f"no evaluation for the task-group check of {key!r}")

@@ -1,10 +1,10 @@
-"""Pure roll-up functions: per-job verdict (audit-general.md aggregation rule, first match wins).
+"""Pure roll-up functions: per-job verdict (the seed's audit-general.md aggregation rule, first match wins).
 
 Which principle does what to a verdict comes from its declaration (``role`` in ``principles/__init__.py``),
 never from a list of codes here. Choices where the seed is silent (documented in docs/verdicts.md):
-- N/A never blocks CLEAN, except for a principle declared ``na_warns`` (P1, P2: anti-cheat not judged → WARN);
-- a C0 FAIL of a quality principle (e.g. P4 "floor below") makes the job WARN (needs review), not INVALID;
-- an info principle (e.g. P15) never changes the verdict;
+- N/A never blocks CLEAN, except for a principle declared ``na_warns`` (anti-cheat not judged → WARN);
+- a C0 FAIL of a quality principle (e.g. the agentic floor "below") makes the job WARN (needs review), not INVALID;
+- an info principle (e.g. self-doubt) never changes the verdict;
 - a job whose integrity principles did not all run is INCOMPLETE (never CLEAN), unless a FAIL already makes it
   INVALID;
 - unusable input gives the verdict ERROR (outside the seed's enum), and an oracle run is ORACLE (never audited).
@@ -48,7 +48,7 @@ def job_verdict(outcomes: Mapping[str, Outcome], *, error: str | None = None,
     if oracle:
         return "ORACLE", ["oracle run: not audited"]
     incomplete = [f"incomplete: {missing_line(missing)}"] if missing else []
-    # an integrity FAIL; a flipped signal (P11's data) is named as such below, after the plain FAILs
+    # an integrity FAIL; a flipped signal (the verifier-alignment data) is named as such below, after the plain FAILs
     invalid = [f"{c} FAIL: {o.evidence}" for c, o in outcomes.items()
                if o.role == "integrity" and o.status == "FAIL" and not o.flipped_signal]
     if invalid:
@@ -75,7 +75,7 @@ def verdict_counts(verdicts: Mapping[str, str]) -> dict[str, int]:
     return counts
 
 
-# --- PR level (audit-general.md "PR-level verdict", first match wins) ---------------------------------------
+# --- PR level (the seed's audit-general.md "PR-level verdict", first match wins) ------------------------------------
 
 PR_VERDICTS = ("APPROVE", "APPROVE WITH CAVEATS", "MAJOR CHANGES NEEDED", "INCOMPLETE", "REJECT")
 
@@ -105,8 +105,8 @@ def pr_verdict(job_verdicts: Mapping[str, str], *, oracle_rewards: Mapping[str, 
     1. any INVALID job → REJECT (a partial run does not hide a found cheat; its incompleteness is the last reason);
     2. any INCOMPLETE job (an integrity principle did not run on it) → INCOMPLETE, never an approval: the first
        reason names what did not run and why, the reasons of rule 3 follow;
-    3. ≥ 2 WARN jobs, an oracle reward < 1.0 (or none recorded), any P12 tests_too_tight, any job that could not
-       be audited (ERROR), or no agent job at all → MAJOR CHANGES NEEDED;
+    3. ≥ 2 WARN jobs, an oracle reward < 1.0 (or none recorded), any tests_too_tight ablation, any job that could
+       not be audited (ERROR), or no agent job at all → MAJOR CHANGES NEEDED;
     4. exactly 1 WARN job, or no oracle run among the jobs → APPROVE WITH CAVEATS;
     5. otherwise (all CLEAN, oracle 1.0) → APPROVE.
     Stage-1 policy checks are not run by the plugin and never contribute. ``oracle_rewards``: oracle job → reward.
@@ -128,7 +128,7 @@ def pr_verdict(job_verdicts: Mapping[str, str], *, oracle_rewards: Mapping[str, 
     for j, r in sorted(oracle_rewards.items()):
         if r is None or r < 1.0:
             reasons.append(f"oracle reward {'missing' if r is None else f'{r:g}'} < 1.0: {j}")
-    reasons += [f"P12 tests_too_tight: {j}" for j in sorted(tests_too_tight)]
+    reasons += [f"{_code('tests_too_tight')} tests_too_tight: {j}" for j in sorted(tests_too_tight)]
     if errors:
         reasons.append(f"{len(errors)} job(s) could not be audited (unusable input): {', '.join(errors[:5])}"
                        f"{', ...' if len(errors) > 5 else ''}")
@@ -192,7 +192,7 @@ def config_rollup(jobs: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]
     return out
 
 
-# --- trace-grader run verdict and pass^k (trace-grader.md, RULES.md D) ----------------------------------------
+# --- trace-grader run verdict and pass^k (the seed's trace-grader.md, RULES.md D) -----------------------------------
 
 TRACE_VERDICTS = ("clean-pass", "pass-with-warnings", "corrupt-success", "fail")
 
@@ -339,7 +339,7 @@ def trial_coverage(records: Sequence[Mapping[str, Any]], expected: int) -> list[
     return errors
 
 
-# --- SkillsBench: skill impact (SB-2) and the PR-level skills flags (audit-skillsbench.md) ---------------------
+# --- SkillsBench: skill impact and the PR-level skills flags (the seed's audit-skillsbench.md) ---------------
 
 SKILL_HELPED, SKILL_HURT, SKILL_NOOP = "helped", "hurt", "no-op"
 SKILL_IMPACT_PP = 10.0  # helped at Δ ≥ +10 pp, hurt at Δ ≤ −10 pp (both inclusive)
@@ -400,8 +400,8 @@ def _impact_keys(keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str],
 
 
 def skill_quote_fields(sb1_data: Mapping[str, Any]) -> SkillQuoteFields:
-    """A trial's SB-2 quote as its SB-1 finding recorded it: ``skill_quote`` ({text, event, source}) or None, and
-    ``skill_quote_missing`` (why there is none)."""
+    """A trial's skill-impact quote as its skill-invocation finding recorded it: ``skill_quote`` ({text, event,
+    source}) or None, and ``skill_quote_missing`` (why there is none)."""
     q: Any = sb1_data.get("quote")  # JSON: read only where ``ok`` says it is a mapping with a text
     ok = isinstance(q, Mapping) and isinstance(q.get("text"), str) and q["text"].strip()
     missing = sb1_data.get("quote_missing")
@@ -426,8 +426,8 @@ def _impact_quote(arm: Sequence[Mapping[str, Any]], outcome: str, given: str | N
     if pick is not None:
         q = pick["skill_quote"]
         return {**out, "quote": q["text"], "quote_job": str(pick.get("job") or ""), "quote_source": q.get("source")}
-    why = list(dict.fromkeys(f"{t.get('job') or '?'}: {t.get('skill_quote_missing') or 'no SB-1 record of the trial'}"
-                             for t in rewarded))
+    no_record = f"no {_code('skill_invocation')} record of the trial"
+    why = list(dict.fromkeys(f"{t.get('job') or '?'}: {t.get('skill_quote_missing') or no_record}" for t in rewarded))
     out["quote_missing"] = "no with-skills trial has a quotable moment (" + "; ".join(why[:3]) + (
         f"; +{len(why) - 3} more" if len(why) > 3 else "") + ")"
     return out
@@ -435,9 +435,9 @@ def _impact_quote(arm: Sequence[Mapping[str, Any]], outcome: str, given: str | N
 
 def skill_impact(trials: Sequence[Mapping[str, Any]], *, unlock_quotes: Mapping[str, str] | None = None,
                  misled_quotes: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
-    """SB-2: per task × agent × model with rewarded trials in both arms, the mean reward with and without skills,
-    Δ = (with − without) × 100 in pp, the outcome at ±10 pp, trial counts and the noise caveat (one trial per arm
-    and |Δ| < 30 pp → likely noise; fewer than 3 trials per arm → say so). Trials without a reward are not counted.
+    """Skill impact: per task × agent × model with rewarded trials in both arms, the mean reward with and without
+    skills, Δ = (with − without) × 100 in pp, the outcome at ±10 pp, trial counts and the noise caveat (one trial per
+    arm and |Δ| < 30 pp → likely noise; fewer than 3 trials per arm → say so). Trials without a reward are not counted.
     ``unlock_quote`` on a helped entry and ``misled_quote`` on a hurt one (the other stays null) come from
     ``unlock_quotes`` / ``misled_quotes`` (keyed by the entry key or the agent name) when given, else from the
     with-skills trials' ``skill_quote`` (:func:`_impact_quote`), with ``quote_job`` and ``quote_source``; a helped or
@@ -474,7 +474,8 @@ def skill_impact(trials: Sequence[Mapping[str, Any]], *, unlock_quotes: Mapping[
                 sb1[str(t["sb1"])] = sb1.get(str(t["sb1"]), 0) + 1
         evidence = f"mean reward {mw:.2f} with skills ({len(w)} trial(s)) vs {mn:.2f} without ({len(n)})"
         if outcome == SKILL_NOOP and sb1 and set(sb1) == {"NOT_INVOKED"}:
-            evidence += f"; skills never read (SB-1 NOT_INVOKED on all {sb1['NOT_INVOKED']} judged with-skills trials)"
+            evidence += (f"; skills never read ({_code('skill_invocation')} NOT_INVOKED on all {sb1['NOT_INVOKED']} "
+                         "judged with-skills trials)")
         q = _impact_quote(arms["with-skills"], outcome, unlock if outcome == SKILL_HELPED else misled)
         out[name] = {
             "with_skills_reward": round(mw, 6), "no_skills_reward": round(mn, 6), "delta_pp": round(delta, 1),
@@ -490,17 +491,39 @@ def skill_impact(trials: Sequence[Mapping[str, Any]], *, unlock_quotes: Mapping[
     return out
 
 
+def _code(key: str) -> str:
+    """The code of the built-in principle that fills the audit-JSON key ``key``, for the messages that name it."""
+    from ..principles import code_for
+
+    return code_for(key)
+
+
+def _misuse(flag: str) -> str:
+    """``<code> <what>`` of the skill-misuse principle that sets ``flag`` of the audit's ``skill_misuse`` object:
+    its title reads ``skill misuse: <what>``, ``<what>`` being the flag's words (``top-level only``)."""
+    from ..principles import codes_for, registry
+
+    reg = registry()
+    for code in codes_for("skill_misuse"):
+        what = reg[code].title.split(": ", 1)[-1]
+        if what.replace("-", "_").replace(" ", "_") == flag:
+            return f"{code} {what}"
+    raise KeyError(flag)
+
+
 def skills_flags(trials: Sequence[Mapping[str, Any]], impact: Mapping[str, Mapping[str, Any]], *,
                  strongest: Mapping[str, tuple[str, str]] | None = None) -> list[dict[str, Any]]:
     """The SkillsBench PR-level flags, per task; none blocks (they feed "Suggested improvements"):
 
     - ``skills_hurt_all_agents``: every agent's Δ ≤ −20 pp;
     - ``skills_noop_all_agents``: every agent no-op ("skill may be redundant for current SOTA");
-    - ``skill_never_discovered``: SB-1 NOT_INVOKED on every judged with-skills trial (description/placement);
-    - ``skill_workflow_not_directive``: SB-3a or SB-3c true on a with-skills trial of the task's strongest
-      agent/model (``strongest``: task → (agent, model); default: the highest mean reward over both arms);
+    - ``skill_never_discovered``: skill invocation NOT_INVOKED on every judged with-skills trial (description or
+      placement);
+    - ``skill_workflow_not_directive``: partial follow-through or top-level only on a with-skills trial of the task's
+      strongest agent/model (``strongest``: task → (agent, model); default: the highest mean reward over both arms);
     - ``no_skills_leak``: a no-skills trial used a skill (the Δ compares contaminated arms).
-    ``trials`` carry ``sb1`` (SB-1 status), ``top_level_only``, ``partial_follow_through`` and ``leak``."""
+    ``trials`` carry ``sb1`` (the skill-invocation status), ``top_level_only``, ``partial_follow_through`` and
+    ``leak``."""
     flags: list[dict[str, Any]] = []
     groups = skill_groups(trials)
     tasks = sorted({k[0] for k in groups})
@@ -519,15 +542,16 @@ def skills_flags(trials: Sequence[Mapping[str, Any]], impact: Mapping[str, Mappi
         judged = [t for v in task_groups.values() for t in v["with-skills"]
                   if t.get("sb1") in ("VERIFIED", "PARTIAL", "NOT_INVOKED")]
         if judged and all(t.get("sb1") == "NOT_INVOKED" for t in judged):
-            flags.append(_flag("skill_never_discovered", task, f"SB-1 NOT_INVOKED on all {len(judged)} judged "
-                               "with-skills trial(s): the skill was never discovered (description or placement)",
+            flags.append(_flag("skill_never_discovered", task,
+                               f"{_code('skill_invocation')} NOT_INVOKED on all {len(judged)} judged with-skills "
+                               "trial(s): the skill was never discovered (description or placement)",
                                sorted(str(t.get("job") or "") for t in judged)))
         best = (strongest or {}).get(task) or _strongest(task_groups)
         if best is not None:
             g = task_groups.get((task, _shim(best[0]), best[1]))
             bad = [t for t in (g or {}).get("with-skills", []) if t.get("top_level_only") or t.get("partial_follow_through")]
             if bad:
-                what = sorted({"SB-3c top-level only" if t.get("top_level_only") else "SB-3a partial follow-through"
+                what = sorted({_misuse("top_level_only" if t.get("top_level_only") else "partial_follow_through")
                                for t in bad})
                 flags.append(_flag("skill_workflow_not_directive", task, f"{' and '.join(what)} on the strongest "
                                    f"model ({_shim(best[0])} {best[1]}): make the skill's workflow more directive",
@@ -554,7 +578,7 @@ def _flag(code: str, task: str, message: str, refs: list[str]) -> dict[str, Any]
     return {"flag": code, "task": task, "message": message, "blocking": False, "refs": refs}
 
 
-# --- advisor audit (advisor-audit.md "What it checks and how the verdict is decided") -----------------------------
+# --- advisor audit (the seed's advisor-audit.md "What it checks and how the verdict is decided") --------------------
 
 ADVISOR_VERDICTS = ("pass", "pass_mechanical_only", "inconclusive", "fail")
 

@@ -8,14 +8,14 @@
 
 It always passes a trusted config (``-c`` the packaged empty ``safe.ini``; a ``-c`` of the caller's comes after it
 and wins), ``--rootdir`` outside the audited trees, ``-p no:cacheprovider`` (nothing is written into the evidence),
-``-p no:anyio`` (skips litellm's transitive pytest plugin) and ``--trajaudit=PATH`` in the equals form
-(PYTEST-NOTES.md §2.4-2.5). pytest runs in a child interpreter started with ``-P`` (the working directory is not put
-on ``sys.path``) whose working directory is that rootdir, above every audited tree: a ``pytest.py``,
-``argparse.py`` or ``zipfile.py`` an agent left in its job is never imported, even when the command is typed inside
-the job or ``PYTHONPATH`` holds ``.``. Relative paths the caller gave (audit paths, node ids, the values of the
-path options in ``PATH_OPTIONS``) are made absolute against the caller's working directory first, so they mean
-what they meant there. The ``trajaudit_*`` keys of the caller's own pytest config (projectconfig.py) are passed
-on as ``-o`` options, never a config file inside an audited tree.
+``-p no:anyio`` (skips litellm's transitive pytest plugin) and ``--trajaudit=PATH`` in the equals form (the seed's
+PYTEST-NOTES.md §2.4-2.5). pytest runs in a child interpreter started with ``-P`` (the working directory is not put
+on ``sys.path``) whose working directory is that rootdir, above every audited tree: a ``pytest.py``, ``argparse.py``
+or ``zipfile.py`` an agent left in its job is never imported, even when the command is typed inside the job or
+``PYTHONPATH`` holds ``.``. Relative paths the caller gave (audit paths, node ids, the values of the path options in
+``PATH_OPTIONS``) are made absolute against the caller's working directory first, so they mean what they meant there.
+The ``trajaudit_*`` keys of the caller's own pytest config (projectconfig.py) are passed on as ``-o`` options, never
+a config file inside an audited tree.
 """
 
 from __future__ import annotations
@@ -255,8 +255,8 @@ def run_main(argv: list[str]) -> int:
     if isinstance(resolved, int):
         return resolved
     paths, overrides = resolved
-    # pytest runs in a child interpreter: this module stays pytest-free (DESIGN.md) and the audit gets a clean
-    # process (no state from the caller, the same as a CI step). -P keeps the working directory off sys.path and
+    # pytest runs in a child interpreter: this module stays pytest-free (the seed's DESIGN.md) and the audit gets a
+    # clean process (no state from the caller, the same as a CI step). -P keeps the working directory off sys.path and
     # the child starts above every audited tree (see the module docstring). The project's -o settings come
     # before the caller's options, so an -o of the caller's wins.
     import subprocess

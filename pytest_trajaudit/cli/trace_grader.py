@@ -1,5 +1,5 @@
-"""``trajaudit trace-grader``: the original trace-grader's command line (RULES.md D) on the plugin's loaders and
-its trace-grader principles, without pytest.
+"""``trajaudit trace-grader``: the original trace-grader's command line (the seed's RULES.md D) on the plugin's
+loaders and its trace-grader principles, without pytest.
 
     trajaudit trace-grader (--traces FILE | --audit FILE | --transcript FILE) [--task NAME] [--config YAML]
                            [--json] [--literal]

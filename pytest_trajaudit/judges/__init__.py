@@ -83,7 +83,7 @@ class JudgeConfig:
             raise ValueError("judge timeout must be positive")
 
 
-# --- environment precedence (advisor-audit.md "Run it"; README "Judges") ---------------------------------------
+# --- environment precedence (the seed's advisor-audit.md "Run it"; README "Judges") ---------------------------------
 
 def env_model(environ: Mapping[str, str] | None = None) -> str | None:
     """``$JUDGE_MODEL``, else ``$ADVISOR_MODEL`` (the advisor audit's default model; never used by the pytest

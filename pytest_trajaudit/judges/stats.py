@@ -45,6 +45,13 @@ def cohen_kappa(pairs: Sequence[tuple[Any, Any]]) -> float | None:
     return round((po - pe) / (1 - pe), 6)
 
 
+def _concurrence_code() -> str:
+    """The code of the principle that reports the judges' concurrence (its audit-JSON key)."""
+    from ..principles import code_for
+
+    return code_for("llm_judge_concurrence")
+
+
 class Totals:
     """Run totals over item records (``rec["judge"]``) plus the labels of concurrence items
     (``rec["data"]["judge_labels"]``: model → label, None for a failed answer)."""
@@ -97,5 +104,6 @@ class Totals:
         s = self.summary()
         if s["kappa_items"]:
             k = "undefined" if s["kappa"] is None else f"{s['kappa']:.3f}"
-            line += f"; P13 kappa {k} over {s['kappa_items']} item(s) (agreement {s['agreement']:.0%})"
+            line += (f"; {_concurrence_code()} kappa {k} over {s['kappa_items']} item(s) "
+                     f"(agreement {s['agreement']:.0%})")
         return line

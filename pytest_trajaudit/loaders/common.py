@@ -345,8 +345,8 @@ _REDIRECTS = {">", ">>", "<", "<<", "<<<", ">|", ">&", "&>", "&>>", "<&", "<>"}
 _WRAPPERS = {"sudo", "env", "command", "exec", "time", "nohup", "nice", "timeout"}
 
 
-# shlex builds each token by string concatenation: quadratic in a token's length (a 550 KB single-word command
-# took 30 s, fuzz campaign seed 3). Longer commands are split without quote handling: linear, and the words the
+# shlex builds each token by string concatenation: quadratic in a token's length (half a minute for a 550 KB
+# single-word command). Longer commands are split without quote handling: linear, and the words the
 # heuristics look for (a command name, a path) survive with at most a quote attached.
 SHLEX_MAX = 16 * 1024
 _FAST_TOKENS = re.compile(r"[;&|()<>]+|\n+|[^\s;&|()<>]+")

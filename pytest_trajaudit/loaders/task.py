@@ -255,7 +255,7 @@ def attach_task(job: Job, tasks_dirs: Iterable[Path]) -> None:
         job.task_info = load_task(path)
 
 
-# --- privileged material by layout (the advisor audit: advisor-audit.md "Which privileged material is checked") --
+# --- privileged material by layout (the seed's advisor-audit.md "Which privileged material is checked") ----------
 
 DEFAULT_PRIVILEGED_ROOTS = ("README.md", "solution", "tests")  # the default Harbor layout
 

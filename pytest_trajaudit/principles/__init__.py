@@ -96,6 +96,27 @@ def register(p: Principle) -> None:
     if p.code in _REGISTRY and _REGISTRY[p.code].func is not p.func:
         raise ValueError(f"principle {p.code} registered twice")
     _REGISTRY[p.code] = p
+    _INDEX.clear()
+
+
+@dataclass(frozen=True)
+class GroupCheck:
+    """A cross-trial check of a task group: one item per group, run after every job item (aggregate/groups.py
+    evaluates it). Declared in its family's module like a principle; nothing else names its code."""
+
+    code: str
+    title: str  # its marker's text: "<code>: trajaudit group item <title>"
+    family: str
+    key: str  # the summary.json section it fills
+
+
+_GROUPS: dict[str, GroupCheck] = {}
+
+
+def register_group(g: GroupCheck) -> None:
+    if g.family not in FAMILIES:
+        raise ValueError(f"{g.code}: unknown family {g.family!r}")
+    _GROUPS[g.code] = g
 
 
 FAMILY_MODULES = ("anticheat", "gaming", "general", "verifier", "rules", "skills", "advisor")
@@ -113,6 +134,42 @@ def registry() -> dict[str, Principle]:
     return dict(sorted(_REGISTRY.items(), key=lambda kv: _order(kv[0])))
 
 
+def group_checks() -> dict[str, GroupCheck]:
+    """The task-group checks (importing the family modules declares them), in declaration order."""
+    registry()
+    return dict(_GROUPS)
+
+
+def codes_for(key: str) -> tuple[str, ...]:
+    """The codes of the built-in principles that fill the audit-JSON key ``key``, in code order: aggregation and
+    reports find a principle's records by what it reports, never by its code."""
+    return _index("key").get(key, ())
+
+
+def code_for(key: str) -> str:
+    """The code of the one built-in principle that fills the audit-JSON key ``key``."""
+    (code,) = codes_for(key)
+    return code
+
+
+def family_codes(family: str) -> tuple[str, ...]:
+    """The codes of the built-in principles of ``family``, in code order."""
+    return _index("family").get(family, ())
+
+
+_INDEX: dict[str, dict[str, tuple[str, ...]]] = {}  # "key" / "family" → value → codes; emptied by register()
+
+
+def _index(attr: str) -> dict[str, tuple[str, ...]]:
+    if attr not in _INDEX:
+        index: dict[str, tuple[str, ...]] = {}
+        for c, p in registry().items():
+            value = getattr(p, attr)
+            index[value] = (*index.get(value, ()), c)
+        _INDEX[attr] = index
+    return _INDEX[attr]
+
+
 def _order(code: str) -> tuple[int, int, str]:
     """P1 < P2 < ... < P15 < SB-1 < SB-3a < ADV-1 < TG-1 < anything else."""
     m = re.match(r"^(P|SB-|ADV-|TG-)(\d+)(.*)$", code)
@@ -127,11 +184,15 @@ REGISTRY_TABLE_END = "<!-- end of registry table -->"
 
 def registry_table() -> str:
     """The principle table of ``docs/principles.md``, made from the registry (a test keeps the page current):
-    code, title, tier, family, verdict role, audit-JSON key and the first sentence of the principle's docstring."""
-    rows = ["| code | title | tier | family | role | audit JSON key | rule |", "|---|---|---|---|---|---|---|"]
+    code, title, tier, family, verdict role, audit-JSON key, the module that declares it (a link from ``docs/``) and
+    the first sentence of the principle's docstring."""
+    rows = ["| code | title | tier | family | role | audit JSON key | source | rule |",
+            "|---|---|---|---|---|---|---|---|"]
     for p in registry().values():
         rule = _first_sentence(p.doc).replace("|", "\\|")
-        rows.append(f"| {p.code} | {p.title} | {p.tier} | {p.family} | {p.role} | `{p.key}` | {rule} |")
+        module = p.func.__module__.rsplit(".", 1)[-1]
+        source = f"[{module}.py](../pytest_trajaudit/principles/{module}.py)"
+        rows.append(f"| {p.code} | {p.title} | {p.tier} | {p.family} | {p.role} | `{p.key}` | {source} | {rule} |")
     return "\n".join([REGISTRY_TABLE_BEGIN, *rows, REGISTRY_TABLE_END])
 
 

@@ -1,6 +1,7 @@
-"""Reads of the task's inputs: the calls that look at the content of a file the agent did not write (audit-general.md
-P4 "at least one Read of inputs", P6 "data-sampling calls"). A command that prints nothing of the task's files
-(``echo``, ``pwd``, ``which``, a bare ``ls``) is not one, nor is reading back the agent's own file or a system file.
+"""Reads of the task's inputs: the calls that look at the content of a file the agent did not write (the seed's
+audit-general.md P4 "at least one Read of inputs", P6 "data-sampling calls"). A command that prints nothing of the
+task's files (``echo``, ``pwd``, ``which``, a bare ``ls``) is not one, nor is reading back the agent's own file or a
+system file.
 
 What counts, per call:
 - a read tool (Read, view): each path it names, or the call itself when the export recorded no path;

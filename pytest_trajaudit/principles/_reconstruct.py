@@ -1,5 +1,5 @@
-"""P11 steps 1–5 (audit-general.md): reconstruct the agent's solver from its trajectory, re-run it on the task's
-inputs, and diff its output against the delivered output and the oracle's.
+"""P11 steps 1–5 (the seed's audit-general.md): reconstruct the agent's solver from its trajectory, re-run it on the
+task's inputs, and diff its output against the delivered output and the oracle's.
 
 task.toml::
 

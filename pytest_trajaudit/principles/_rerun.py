@@ -81,7 +81,8 @@ def find_artifact(job: Job, output: str) -> str | None:
 
 
 def perturbations(data: bytes) -> list[tuple[str, bytes]]:
-    """Allowed syntactic perturbations (audit-general.md P12), each distinct from the original and each other."""
+    """Allowed syntactic perturbations (the seed's audit-general.md P12), each distinct from the original and each
+    other."""
     out: list[tuple[str, bytes]] = []
     try:
         text = data.decode("utf-8")
@@ -127,8 +128,8 @@ def perturbations(data: bytes) -> list[tuple[str, bytes]]:
     return out
 
 
-# Number spellings (audit-general.md P12: ``1.0 ↔ 1``, ``0.5 ↔ 5e-1``). In text outputs only tokens that are
-# decimals or exponent numbers are respelled (``0.5``, ``5e-1``): integers are often ids (``0042``), and
+# Number spellings (the seed's audit-general.md P12: ``1.0 ↔ 1``, ``0.5 ↔ 5e-1``). In text outputs only tokens that
+# are decimals or exponent numbers are respelled (``0.5``, ``5e-1``): integers are often ids (``0042``), and
 # tokens with more dots are versions (``v1.5.2``).
 _TEXT_TOKEN = linre.compile(r"[^\s,;:=\[\](){}\"']+")
 _DECIMAL = linre.compile(r"-?\d+\.\d+")

@@ -1,5 +1,5 @@
-"""The trajectory moment SB-2 quotes for a with-skills run (audit-skillsbench.md: a helped outcome quotes "the
-trajectory moment where skill guidance unlocked a step", a hurt one "the misleading guidance or the shortcut the
+"""The trajectory moment SB-2 quotes for a with-skills run (the seed's audit-skillsbench.md: a helped outcome quotes
+"the trajectory moment where skill guidance unlocked a step", a hurt one "the misleading guidance or the shortcut the
 skill enabled").
 
 The quote is taken after the run's first skill use (the skill tool's call or the SKILL.md read; a skill file opened

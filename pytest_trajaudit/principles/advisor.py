@@ -1,4 +1,4 @@
-"""Advisor family: ADV-1..ADV-5, the advisor-leakage audit (advisor-audit.md), as pytest items.
+"""Advisor family: ADV-1..ADV-5, the advisor-leakage audit (the seed's advisor-audit.md), as pytest items.
 
 Every check is computed by :mod:`pytest_trajaudit.advisor.core`, the same core as ``trajaudit audit``: the
 mechanical checks (ADV-3 patterns, ADV-4 verbatim privileged lines) run once per job and are shared by its five

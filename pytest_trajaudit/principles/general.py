@@ -1,4 +1,4 @@
-"""General family: the job-only principles of audit-general.md (P4, P6, P7, P8, P10, P14, P15)."""
+"""General family: the job-only principles of the seed's audit-general.md (P4, P6, P7, P8, P10, P14, P15)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Rules family: the trace-grader path checks TG-1..TG-5 (trace-grader.md, RULES.md D).
+"""Rules family: the trace-grader path checks TG-1..TG-5 (the seed's trace-grader.md, RULES.md D).
 
 A run's *steps* are its main-thread tool calls in order (sub-agent calls are skipped, as the original skips
 sidechain lines), numbered from 1 (a ``traces.json`` step keeps its own ``step`` number). Each check returns
@@ -31,7 +31,7 @@ from ..model import EDIT, EXECUTE, FETCH, READ, SEARCH, TOOL, Event, Finding, Jo
 from ..report.tracegrader import JUDGE_DISABLED
 from ..scan import linre
 from ..settings import Settings
-from . import principle
+from . import GroupCheck, principle, register_group
 from ._shell import first_word, is_full_write, write_targets
 
 MAX_FLAGS = 200  # flags kept per check in the audit JSON (n_flags counts them all)
@@ -365,7 +365,7 @@ def _base(job: Job, steps: list[Step], cfg: Settings) -> dict:
 
 def judge_axis(cfg: Settings) -> str:
     """The original's agent-as-judge line: "active" only when the rules file says ``verified: true`` and
-    ``judge.enabled: true``; otherwise its fixed string, whatever ``verified`` says (RULES.md D)."""
+    ``judge.enabled: true``; otherwise its fixed string, whatever ``verified`` says (the seed's RULES.md D)."""
     return "active" if cfg.rules.verified and cfg.rules.judge_enabled else JUDGE_DISABLED
 
 
@@ -477,3 +477,7 @@ def edited_without_read(job: Job, cfg: Settings) -> Finding:
         return Finding.na(f"{without_path} edit(s), none records the file it edits", data)
     ok = f"every one of {with_path} edit(s) follows a read of its file" if with_path else "no in-place edits"
     return _finding("edited_without_read", flags, data, cfg, ok)
+
+
+# pass^k of a task group: integrity-adjusted success across its trials (aggregate/groups.py, summary "pass_k")
+register_group(GroupCheck(code="PASSK", title="pass^k across a task's trials", family="rules", key="pass_k"))

@@ -1,4 +1,5 @@
-"""Skills family (audit-skillsbench.md): SB-1 skill invocation, SB-3a partial follow-through, SB-3c top-level only.
+"""Skills family (the seed's audit-skillsbench.md): SB-1 skill invocation, SB-3a partial follow-through, SB-3c
+top-level only.
 
 Only runs *with* skills are judged: a run whose condition is "no-skills" is N/A (the reason names any skill it
 invoked anyway: a skill leak contaminates the control arm), a run whose condition is unknown is N/A with the reason.
@@ -40,7 +41,7 @@ from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..scan import linre
 from ..scan.redact import quote
 from ..settings import Settings
-from . import principle
+from . import GroupCheck, principle, register_group
 from ._shell import failed_by_output, first_word, write_targets
 from ._skill_literal import flat_json, literal_sub_hit, literal_sub_path, raw_lines
 from ._skill_quote import skill_quote
@@ -575,10 +576,10 @@ def _quote(job: Job, a: Analysis) -> tuple[dict | None, str | None]:
 
 @principle("SB-1", "skill invocation", tier="C0", family="skills", key="skill_invocation", role="info")
 def skill_invocation(job: Job, cfg: Settings) -> Finding:
-    """Did a with-skills run load its skills (audit-skillsbench.md SB-1)? VERIFIED → PASS: a skill was used and
-    neither SB-3c (top-level only) nor SB-3a (partial follow-through) fired; PARTIAL → WARN: SKILL.md read but no
-    linked references/*.md opened, or the workflow not followed; NOT_INVOKED → WARN: no skill file read or run.
-    N/A for no-skills runs (a skill leak is named in the reason) and when the condition is unknown.
+    """Did a with-skills run load its skills (the seed's audit-skillsbench.md SB-1)? VERIFIED → PASS: a skill was
+    used and neither SB-3c (top-level only) nor SB-3a (partial follow-through) fired; PARTIAL → WARN: SKILL.md read
+    but no linked references/*.md opened, or the workflow not followed; NOT_INVOKED → WARN: no skill file read or
+    run. N/A for no-skills runs (a skill leak is named in the reason) and when the condition is unknown.
     Information only: never changes the job verdict (skills are additive in SkillsBench)."""
     a = analyze(job, cfg)
     reason = _gate(job, a)
@@ -670,5 +671,9 @@ def top_level_only(job: Job, cfg: Settings) -> Finding:
         return Finding.warn(f"top-level only: {m.top_evidence}", data, a.events())
     return Finding.ok(m.top_evidence, data)
 
+
+
+# skill impact of a task group: mean reward with vs without skills per task, agent and model (summary "skill_impact")
+register_group(GroupCheck(code="SB-2", title="skill impact across conditions", family="skills", key="skill_impact"))
 
 __all__ = ["analyze", "is_skill_invocation", "misuse", "workflow_steps", "VERIFIED", "PARTIAL", "NOT_INVOKED"]

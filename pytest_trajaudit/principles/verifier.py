@@ -1,5 +1,6 @@
-"""General family, part 2: the principles that read the verifier and the task (audit-general.md P3, P5, P9, P11,
-P12, P13). Task-aware checks need ``--trajaudit-tasks``; without the data they need they are N/A with the reason."""
+"""General family, part 2: the principles that read the verifier and the task (the seed's audit-general.md P3, P5, P9,
+P11, P12, P13). Task-aware checks need ``--trajaudit-tasks``; without the data they need they are N/A with the
+reason."""
 
 from __future__ import annotations
 

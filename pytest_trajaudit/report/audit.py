@@ -1,4 +1,4 @@
-"""Build the per-job audit JSON (seed schema, audit-general.md) and summary.json from plain results."""
+"""Build the per-job audit JSON (seed schema, the seed's audit-general.md) and summary.json from plain results."""
 
 from __future__ import annotations
 
@@ -21,15 +21,15 @@ def _redact_tree(value: Any) -> Any:
     return redact_tree(value)
 
 
-TRACE_CODES = ("TG-1", "TG-2", "TG-3", "TG-4", "TG-5")  # the original's check order
-
-
 def trace_grader_block(meta: Mapping[str, Any], records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The original's per-run report ``{task, run_id, delivered, step_count, flags, corrupt_success, verdict}``
     built from the TG items' flags (in check order), or None when no TG item judged the job."""
     from ..aggregate.verdicts import corrupt_success, trace_run_verdict
+    from ..principles import family_codes
 
-    recs = [(c, records[c]) for c in TRACE_CODES if c in records and "step_count" in (records[c].get("data") or {})]
+    # the rules family in code order: the original's check order
+    recs = [(c, records[c]) for c in family_codes("rules")
+            if c in records and "step_count" in (records[c].get("data") or {})]
     if not recs:
         return None
     base = recs[0][1]["data"]
@@ -67,7 +67,7 @@ def build_audit(job_id: str, meta: Mapping[str, Any], records: dict[str, dict[st
         "verdict": verdict,
         "anti_cheat_read": None,
         "anti_cheat_write": None,
-        # P3's bucket; a failed run (or one without a reward) that no judge bucketed: "unjudged"
+        # the failure bucket; a failed run (or one without a reward) that no judge bucketed: "unjudged"
         "failure_bucket": "passed" if reward is not None and reward >= 1.0 else "unjudged",
         "agentic_floor": None,
         "tool_breakdown": None,
@@ -101,9 +101,9 @@ def build_audit(job_id: str, meta: Mapping[str, Any], records: dict[str, dict[st
             if data:
                 data.setdefault("status", rec["status"])
                 audit[key] = data
-        elif key == "advisor":  # ADV-1..ADV-5 fill one block, rebuilt below by the advisor core
+        elif key == "advisor":  # the advisor checks fill one block, rebuilt below by the advisor core
             continue
-        elif key == "skill_misuse":  # SB-3a and SB-3c fill one object {partial_follow_through, top_level_only, evidence}
+        elif key == "skill_misuse":  # two checks fill one {partial_follow_through, top_level_only, evidence}
             # seed booleans: a check that was not judged is false, with its N/A in ``statuses``
             merged = audit.get(key) or {"partial_follow_through": False, "top_level_only": False, "evidence": "",
                                         "statuses": {}}

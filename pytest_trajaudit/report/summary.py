@@ -70,6 +70,13 @@ def _rank(code: str) -> tuple[int, str]:
 
 
 _RANKS: dict[str, dict[str, int]] = {}
+
+
+def _advisor_codes() -> tuple[str, ...]:
+    """The advisor audit's codes: their errors leave the job without an advisor verdict."""
+    from ..principles import family_codes
+
+    return family_codes("advisor")
 _DECLARED: dict[str, dict[str, tuple[str, bool]]] = {}
 
 
@@ -106,7 +113,7 @@ class Rollup:
         self.coverage: Coverage | None = None  # set by the plugin: which integrity items were meant to run
         self.jobs: dict[str, RollupJob] = {}  # job id → {"meta", "records", "error", "loads"}
         self.groups: dict[tuple[str, str], dict[str, Any]] = {}  # (group id, code) → group item record
-        self.judges = Totals()  # LLM judge usage and P13 agreement (models set by the plugin)
+        self.judges = Totals()  # LLM judge usage and concurrence (models set by the plugin)
         self.shard: dict[str, Any] | None = None  # --trajaudit-shard: {"index", "count", "settings"} (shard.py)
         self.waivers: list[dict[str, Any]] | None = None  # --trajaudit-waivers: the file's entries (waivers.py)
         self.baseline: Any = None  # --trajaudit-baseline: a baseline.Baseline
@@ -135,7 +142,7 @@ class Rollup:
                 # reports arrive in worker order (xdist, --dist load, judge items last): keep the registry's order,
                 # which decides the order of verdict reasons and of every per-job section (byte-identical reports)
                 j["records"] = dict(sorted(recs.items(), key=lambda kv: _rank(kv[0])))
-        elif rec.get("status") == "ERROR" and str(rec.get("code", "")).startswith("ADV-"):
+        elif rec.get("status") == "ERROR" and rec.get("code") in _advisor_codes():
             j["advisor_error"] = f"{rec['code']}: {rec.get('evidence') or 'unusable input'}"  # no advisor verdict
         elif rec.get("status") == "ERROR":
             j.setdefault("errored", {})[rec["code"]] = str(rec.get("evidence") or "")
@@ -282,29 +289,34 @@ class Rollup:
                 "trace_grader": tracegrader.summary_block(blocks, axis)}
 
     def skills_sections(self, jobs: list[SummaryJob]) -> dict[str, Any]:
-        """``skill_impact`` (SB-2: with vs without skills per task, agent and model, keyed by the agent/shim name,
+        """``skill_impact`` (with vs without skills per task, agent and model, keyed by the agent/shim name,
         qualified with @model / task/ only when needed to stay unique) and the non-blocking ``skills_flags``."""
+        from ..principles import code_for, codes_for
+
+        invocation, misuse_codes = code_for("skill_invocation"), codes_for("skill_misuse")
         trials = []
         for j in jobs:
             recs = self.jobs[j["job"]]["records"]
-            sb1 = (recs.get("SB-1") or {}).get("data") or {}
+            sb1 = (recs.get(invocation) or {}).get("data") or {}
+            # the skill-misuse principles fill one object, each its own flag (report/audit.py)
+            misuse = {k: v for c in misuse_codes for k, v in ((recs.get(c) or {}).get("data") or {}).items()}
             trials.append({**j, "sb1": sb1.get("status") if sb1.get("status") in ("VERIFIED", "PARTIAL", "NOT_INVOKED")
                            else None, "leak": bool(sb1.get("leak")),
                            **skill_quote_fields(sb1),
-                           "top_level_only": ((recs.get("SB-3c") or {}).get("data") or {}).get("top_level_only"),
-                           "partial_follow_through": ((recs.get("SB-3a") or {}).get("data") or {}).get(
-                               "partial_follow_through")})
+                           "top_level_only": misuse.get("top_level_only"),
+                           "partial_follow_through": misuse.get("partial_follow_through")})
         impact = skill_impact(trials)
         return {"skill_impact": impact, "skills_flags": skills_flags(trials, impact)}
 
     def pr_verdict(self, jobs: list[SummaryJob], override: dict[str, str] | None = None) -> PrVerdict:
         """``override``: job → the verdict to count instead of the job's own (--trajaudit-new-only)."""
+        from ..principles import code_for
         from .review import waived
 
         oracle = {j["job"]: j["reward"] for j in jobs if j["oracle"]}
-        tight = [j["job"] for j in jobs
-                 if ((self.jobs[j["job"]]["records"].get("P12") or {}).get("data") or {}).get("perturbations_passing")
-                 and not waived(self.jobs[j["job"]]["records"].get("P12"))]
+        ablation = code_for("tests_too_tight")
+        tight = [j["job"] for j in jobs if (rec := self.jobs[j["job"]]["records"].get(ablation))
+                 and (rec.get("data") or {}).get("perturbations_passing") and not waived(rec)]
         missing = {j["job"]: m for j in jobs if (m := self.jobs[j["job"]].get("missing"))}
         verdicts = {j["job"]: (override or {}).get(j["job"], j["verdict"]) for j in jobs}
         order = sorted({c for m in missing.values() for c in m}, key=_rank)

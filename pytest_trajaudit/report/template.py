@@ -16,7 +16,7 @@ CAPABILITY_GAP, TASK_ISSUE, SKILL_ISSUE, CHEATING = "capability gap", "task issu
 ROOT_CAUSES = (CAPABILITY_GAP, TASK_ISSUE, SKILL_ISSUE, CHEATING)
 UNDETERMINED = "undetermined"
 
-# P3's buckets (audit-general.md): the unfair ones blame the task, the others the agent
+# P3's buckets (the seed's audit-general.md): the unfair ones blame the task, the others the agent
 _TASK_BUCKETS = {"unfair_instruction", "unfair_test", "unfair_env"}
 _AGENT_BUCKETS = {"hard", "capability_gap", "ignored_instruction"}
 _CHEAT_KEYS = ("anti_cheat_read", "anti_cheat_write", "verifier_gaming")

@@ -1,4 +1,4 @@
-"""The original trace-grader's report (RULES.md D), built from the plugin's per-run trace-grader blocks
+"""The original trace-grader's report (the seed's RULES.md D), built from the plugin's per-run trace-grader blocks
 (``report.audit.trace_grader_block``): per run ``{task, run_id, delivered, step_count, flags, corrupt_success,
 verdict}``, ``pass_k: {task: {k, n_success, n_fail, pass_hat_k}}`` with ``pass_hat_k`` a bool,
 ``summary: {n_runs, n_tasks, verdicts, tasks_repeatable, tasks_flaky, judge_axis}``, the text report, and the

@@ -84,8 +84,8 @@ _BEARER = re.compile(r"(?i)((?:\b|(?<=\\[nrt]))bearer\s+)[A-Za-z0-9._~+/=\-]{12,
 # credentials in a URL: scheme://user:password@host (matching starts at "://", so it stays linear)
 _URL_CREDENTIALS = re.compile(r"(://[^\s:/@]+:)[^\s@/]+@")
 # The match starts at the keyword itself (``api_key``, ``GITHUB_TOKEN``'s ``TOKEN``): the name before it is kept
-# verbatim anyway, and a leading ``[\w-]*`` made every word start rescan the rest of the word (quadratic: a 20 KB
-# ``a-a-a-…`` message took 20 s).
+# verbatim anyway, and a leading ``[\w-]*`` would make every word start rescan the rest of the word (quadratic:
+# seconds for a 20 KB ``a-a-a-…`` message).
 _KEYVAL = re.compile(
     r"""(?ix)
     ( (?:api[_\-]?key|secret|token|password|passwd|access[_\-]?key|auth)\b["']?\s*[:=]\s*["']? )

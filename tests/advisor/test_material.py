@@ -1,5 +1,5 @@
-"""Which privileged material is checked (advisor-audit.md): precedence flag > manifest > default layout, the
-refusals without a flag, loading with the advisor's symlink rules and size limits, unreadable material."""
+"""Which privileged material is checked (the seed's advisor-audit.md): precedence flag > manifest > default layout,
+the refusals without a flag, loading with the advisor's symlink rules and size limits, unreadable material."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The mechanical checks' haystack and matching (advisor-audit.md "What it checks"): rendered JSON then every
-decoded string key and value (duplicates included, JSON inside strings up to three layers), JSON Lines line by
+"""The mechanical checks' haystack and matching (the seed's advisor-audit.md "What it checks"): rendered JSON then
+every decoded string key and value (duplicates included, JSON inside strings up to three layers), JSON Lines line by
 line, plain text plus its JSON lines; exact matching of ≥ 40-character privileged lines with whitespace collapsed;
 the ADV-3 patterns."""
 

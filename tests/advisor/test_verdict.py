@@ -1,4 +1,4 @@
-"""The advisor verdict (advisor-audit.md "the verdict is, in order"), judge answers validated against their
+"""The advisor verdict (the seed's advisor-audit.md "the verdict is, in order"), judge answers validated against their
 schemas (an invalid answer = that judge failed), and how each ADV check maps onto PASS/FAIL/WARN/N/A."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Anti-cheat family: P1 (read-side) and P2 (write-side), in precise (default) and literal mode.
 
-Every example of audit-general.md P1/P2 and every quirk of RULES.md A/P1–P2 is a test here.
+Every example of the seed's audit-general.md P1/P2 and every quirk of RULES.md A/P1–P2 is a test here.
 """
 
 from __future__ import annotations
@@ -221,7 +221,7 @@ def test_p1_failed_read_plus_successful_read_is_fail_listing_both():
     ("$ pip install -q iniconfig \n", "FAIL"),
 ])
 def test_p2_literal_pip_regex_quirks(transcript, status):
-    """RULES.md A/P2: the seed's pip regex, bit for bit, over the trajectory string."""
+    """The seed's RULES.md A/P2: the seed's pip regex, bit for bit, over the trajectory string."""
     f = p2(job(transcript), LITERAL)
     assert f.status == status
     pip = r"pip\s+install\s+[^=]+(?:json|pluggy|iniconfig|pytest)\s"

@@ -1,4 +1,4 @@
-"""General family: P4, P6, P7, P8, P10, P14, P15 (audit-general.md), with the spec's own examples.
+"""General family: P4, P6, P7, P8, P10, P14, P15 (the seed's audit-general.md), with the spec's own examples.
 
 Only P8 has a literal mode (the seed's counters; precise mode's calibration is in test_p8_calibration.py): where
 another principle's test runs in both modes it checks that ``--trajaudit-literal`` leaves it unchanged.

@@ -328,8 +328,8 @@ def _hook_job(*lines: dict) -> Job:
 
 
 def test_hooklib_pre_and_post_of_one_edit_are_two_steps_in_literal_mode():
-    """RULES.md D: hooklib logs PreToolUse and PostToolUse with tool_name, so the original counts one Edit as 2
-    steps and flags it edited_without_read once (the Post step finds the path already seen). Precise mode merges
+    """The seed's RULES.md D: hooklib logs PreToolUse and PostToolUse with tool_name, so the original counts one Edit
+    as 2 steps and flags it edited_without_read once (the Post step finds the path already seen). Precise mode merges
     the pair into one call."""
     j = _hook_job({"event": "PreToolUse", "tool_name": "Edit", "file_path": "/app/a.py"},
                   {"event": "PostToolUse", "tool_name": "Edit", "file_path": "/app/a.py"})

@@ -1,7 +1,7 @@
-"""Skills family (audit-skillsbench.md): SB-1 skill invocation, SB-3a partial follow-through, SB-3c top-level only,
-in every event shape (Claude Code Skill tool, Codex reads of SKILL.md, generic reads, BenchFlow ``kind: "skill"``,
-terminus-2-skills) and both modes; the seed's own examples; condition detection; SB-2 skill impact and the
-PR-level skills flags; and the real corpus (3d-scan-calc Δ = +20 pp, the BenchFlow skill-lift pair)."""
+"""Skills family (the seed's audit-skillsbench.md): SB-1 skill invocation, SB-3a partial follow-through, SB-3c
+top-level only, in every event shape (Claude Code Skill tool, Codex reads of SKILL.md, generic reads, BenchFlow
+``kind: "skill"``, terminus-2-skills) and both modes; the seed's own examples; condition detection; SB-2 skill impact
+and the PR-level skills flags; and the real corpus (3d-scan-calc Δ = +20 pp, the BenchFlow skill-lift pair)."""
 
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_registered_as_skills_family_information_only():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_seed_verified_example_claude_skill_tool(mode):
-    """audit-skillsbench.md VERIFIED (PR #755 claude-skills) and audit-example.json's skill_invocation."""
+    """The seed's audit-skillsbench.md VERIFIED (PR #755 claude-skills) and audit-example.json's skill_invocation."""
     j = sjob(tool("search", "ToolSearch", output="found Skill"), read("/root/traces/aborts.tsv", "1\t2"),
              skill_tool("transaction-protocol-reasoning"), thought("Now the foundations skill."),
              skill_tool("transaction-concurrency-control-foundations"),

@@ -1,5 +1,5 @@
 """P5 (format vs reasoning), P11's solver reconstruction and P12's number spellings against the spec
-(audit-general.md P5, P11 steps 1–5, P12 "equivalent number representations")."""
+(the seed's audit-general.md P5, P11 steps 1–5, P12 "equivalent number representations")."""
 
 from __future__ import annotations
 
@@ -159,7 +159,7 @@ def _names(data: bytes) -> dict[str, bytes]:
     (b"total 1.0\n", "integral floats as ints", b"total 1\n"),
 ])
 def test_p12_number_spellings(original, name, variant):
-    """audit-general.md P12: equivalent number representations, ``1.0 ↔ 1`` and ``0.5 ↔ 5e-1``."""
+    """The seed's audit-general.md P12: equivalent number representations, ``1.0 ↔ 1`` and ``0.5 ↔ 5e-1``."""
     got = _names(original)
     assert got.get(name) == variant, got
     assert json.loads(variant) == json.loads(original) if original.startswith((b"[", b"{")) else True

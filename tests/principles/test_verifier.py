@@ -1,5 +1,5 @@
-"""The verifier/task family (audit-general.md P3, P5, P9, P11, P12, P13): every status, every N/A reason, and the
-seed's own examples where they apply. Task dirs are built in tmp_path; jobs are BenchFlow job dirs loaded with
+"""The verifier/task family (the seed's audit-general.md P3, P5, P9, P11, P12, P13): every status, every N/A reason,
+and the seed's own examples where they apply. Task dirs are built in tmp_path; jobs are BenchFlow job dirs loaded with
 ``load_job`` and ``Settings(tasks_dirs=...)`` (or the principle builders, for trajectory-only cases)."""
 
 from __future__ import annotations
