@@ -101,6 +101,16 @@ def report_id_field() -> str:
     return "_id"
 
 
+def node_id_parse() -> Any:
+    """``_pytest.nodeid.NodeId.parse`` (pytest ≥ 9.1: a report keeps its node id as a frozen ``NodeId``), or None
+    where pytest has none (reports then parse their string themselves)."""
+    try:
+        from _pytest.nodeid import NodeId
+    except ImportError:  # pragma: no cover - pytest < 9.1
+        return None
+    return NodeId.parse
+
+
 def set_confcutdir(pm: pytest.PytestPluginManager, path: Path) -> None:
     pm._confcutdir = path
 

@@ -94,6 +94,48 @@ def unpack(data: Any) -> None:
         data.update(_tuples(json.loads(packed)))
 
 
+# The pytest_report_from_serializable implementations known to give a plain TestReport's dict to pytest's own
+# rebuild: pytest's ("reports" rebuilds it; "subtests" takes only its own report type) and ours (unpack above).
+REBUILDERS = frozenset({"reports", "subtests", "trajaudit"})
+
+
+def report_builder(config: pytest.Config) -> Any:
+    """On the controller: what ``pytest_report_from_serializable`` makes of an xdist ``testreport``'s dict, for the
+    dicts an audit item's reports cross as (a ``TestReport`` whose ``longrepr`` is None, a skip's ``(path, line,
+    reason)`` or a text), without the hook's dispatch, ``_report_kwargs_from_json`` and a node id parse per report:
+    ``TestReport(**data)``, which is what pytest's ``TestReport._from_json`` returns for such a dict, with the
+    reports of one item sharing one (frozen) ``NodeId``. The builder answers None for any other dict (a traceback
+    repr, another report type, a JSON-packed report), which the hook then rebuilds; and there is no builder when
+    a plugin beyond :data:`REBUILDERS` implements the hook, as it may answer otherwise."""
+    impls = config.hook.pytest_report_from_serializable.get_hookimpls()
+    if not {impl.plugin_name for impl in impls} <= REBUILDERS:
+        return None
+    test_report = pytest.TestReport
+    parse = _compat.node_id_parse()
+    ids: dict[str, Any] = {}  # node id → NodeId: the reports of one item arrive together
+
+    def build(data: Any) -> Any:
+        if type(data) is not dict or data.get("$report_type") != "TestReport" or "_report_type" in data \
+                or _PACKED in data:
+            return None
+        longrepr = data.get("longrepr")
+        if longrepr is not None and type(longrepr) not in (str, tuple):
+            return None
+        if longrepr and "reprcrash" in longrepr and "reprtraceback" in longrepr:
+            return None  # what pytest's rebuild takes for a traceback repr (a text can hold both words)
+        nodeid = data.get("nodeid")
+        if parse is not None and type(nodeid) is str:
+            node_id = ids.get(nodeid)
+            if node_id is None:
+                if len(ids) >= 4096:  # bounded: a cache across the items of a batch or two
+                    ids.clear()
+                node_id = ids[nodeid] = parse(nodeid)
+            data["nodeid"] = node_id
+        return test_report(**data)
+
+    return build
+
+
 class XdistHooks:
     """Registered only when pytest-xdist is present. A job's items share one node id prefix
     (``…/result.json::``), so loadscope keeps a job on one worker; make it the default under ``-n``."""
@@ -138,9 +180,11 @@ class XdistBatchHooks:
             if dispatch is not None:
                 setattr(dsession, handler, dispatch)
         gather = dsession is not None and hasattr(dsession, handler) and hasattr(node, "putevent")
+        fast = gather and xdist_own_queueing(node)
         node.process_from_remote = xdist_batch.controller_unbatch(
             node.process_from_remote, node if gather else None,
-            node.config.hook.pytest_report_from_serializable if gather and xdist_own_queueing(node) else None)
+            node.config.hook.pytest_report_from_serializable if fast else None,
+            report_builder(node.config) if fast else None)
 
 
 def xdist_own_queueing(node: Any) -> bool:

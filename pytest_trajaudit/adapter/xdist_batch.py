@@ -54,6 +54,7 @@ class WorkerBatcher:
         self.buf: list[tuple[str, dict[str, Any]]] = []
         self.lock = threading.Lock()
         self.batches = 0
+        self.keywords: tuple[Any, Any] = (None, None)  # (node id, keywords) of the last report
         interactor.sendevent = self.sendevent
         queue = interactor.torun
         self._get = queue.get
@@ -62,6 +63,8 @@ class WorkerBatcher:
     def sendevent(self, name: str, **kwargs: Any) -> None:
         with self.lock:
             if name in PER_ITEM:
+                if name == "testreport":
+                    self._share_keywords(kwargs.get("data"))
                 self.buf.append((name, kwargs))
                 if len(self.buf) < self.limit and (
                         name != "runtest_protocol_complete"
@@ -71,6 +74,18 @@ class WorkerBatcher:
                 return
             self._flush()
             self.send_one(name, **kwargs)
+
+    def _share_keywords(self, data: Any) -> None:
+        """An item's reports (setup, call, teardown) carry equal ``keywords`` dicts, one copy each: the later ones
+        refer to the first, which ``marshal`` then writes once and the controller reads once (its reports of the
+        item share that dict, as they share the item's location tuple and node id string)."""
+        if type(data) is not dict or type(data.get("keywords")) is not dict:
+            return
+        nodeid, keywords = self.keywords
+        if data.get("nodeid") == nodeid and data["keywords"] == keywords:
+            data["keywords"] = keywords
+        else:
+            self.keywords = (data.get("nodeid"), data["keywords"])
 
     def get(self) -> Any:
         """The worker's next item index; sends what waits first when it would have to wait for one (the
@@ -103,7 +118,8 @@ AS_SENT = frozenset({"logstart", "logfinish", "runtest_protocol_complete"})  # q
 
 
 def controller_unbatch(process: Callable[[Any], None], node: Any = None,
-                       from_serializable: Callable[..., Any] | None = None) -> Callable[[Any], None]:
+                       from_serializable: Callable[..., Any] | None = None,
+                       build: Callable[[Any], Any] | None = None) -> Callable[[Any], None]:
     """Wrap a ``WorkerController.process_from_remote``: a batch is handed on event by event.
 
     xdist's ``process_from_remote`` (execnet's receiver thread) turns each event into what the controller's main
@@ -117,7 +133,8 @@ def controller_unbatch(process: Callable[[Any], None], node: Any = None,
     ``process_from_remote`` and ``notify_inproc`` make them, without formatting each entry into a log line nobody
     writes: :data:`AS_SENT` events are queued with ``node`` added, a ``testreport`` with its report rebuilt by the
     hook, which costs the receiver threads less CPU than xdist's own path. Any other event, or one
-    that fails here, goes to ``process``."""
+    that fails here, goes to ``process``. ``build`` (adapter/xdist.py's ``report_builder``) rebuilds the reports it
+    knows as the hook would, without it; the hook rebuilds those it answers None for."""
 
     def process_from_remote(eventcall: Any) -> None:
         if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == EVENT:
@@ -135,7 +152,7 @@ def controller_unbatch(process: Callable[[Any], None], node: Any = None,
             put, node.putevent = node.putevent, gathered.append
             try:
                 for event in events:
-                    if from_serializable is None or not _queue(event, node, from_serializable, gathered):
+                    if from_serializable is None or not _queue(event, node, from_serializable, gathered, build):
                         process(tuple(event))
             finally:
                 node.putevent = put
@@ -146,7 +163,8 @@ def controller_unbatch(process: Callable[[Any], None], node: Any = None,
     return process_from_remote
 
 
-def _queue(event: Any, node: Any, from_serializable: Callable[..., Any], gathered: list[Any]) -> bool:
+def _queue(event: Any, node: Any, from_serializable: Callable[..., Any], gathered: list[Any],
+           build: Callable[[Any], Any] | None = None) -> bool:
     """Queue ``event``'s entry as xdist would (True), or leave it to xdist (False: another kind of event, or one
     that does not convert: xdist then reports the failure its own way)."""
     try:
@@ -156,7 +174,10 @@ def _queue(event: Any, node: Any, from_serializable: Callable[..., Any], gathere
             return True
         if name != "testreport" or "item_index" in kwargs:
             return False
-        rep = from_serializable(config=node.config, data=kwargs["data"])
+        data = kwargs["data"]
+        rep = build(data) if build is not None else None
+        if rep is None:
+            rep = from_serializable(config=node.config, data=data)
     except Exception:
         return False
     if rep is None:
@@ -173,9 +194,14 @@ def dispatcher(dsession: Any) -> Callable[..., None] | None:
     if not all(callable(getattr(dsession, a, None)) for a in ("triggershutdown", "loop_once")):
         return None
 
+    handlers: dict[str, Callable[..., None]] = {}  # event name → its bound handler, looked up once
+
     def handle(events: list[tuple[str, dict[str, Any]]]) -> None:
         for callname, kwargs in events:
-            getattr(dsession, "worker_" + callname)(**kwargs)
+            handler = handlers.get(callname)
+            if handler is None:
+                handler = handlers[callname] = getattr(dsession, "worker_" + callname)
+            handler(**kwargs)
             if dsession.sched.tests_finished or getattr(dsession, "shouldstop", False):
                 dsession.triggershutdown()
 
