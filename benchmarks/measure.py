@@ -649,18 +649,24 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
     (work / "empty").mkdir(exist_ok=True)
     (work / "empty" / "README.txt").write_text("no job here\n")
     w = str(args.workers)
+    out = ci_outputs
+    print(f"Every run writes JUnit XML, {'CTRF, ' if ctrf_available() else ''}and the audit reports "
+          f"(`--trajaudit-report`), each run to its own directory under `$WORK/out/`"
+          f"{'' if ctrf_available() else ' (no CTRF: pytest-json-ctrf is not installed or is disabled)'}.\n")
     # interleaved, so that a load change hits every variant alike; the empty and collect-only runs split what an
     # -n W run adds into its fixed part (starting W more processes, each worker collecting every item) and the rest
-    cmds = {"-n 0": (audit_cmd(tree, "-n", "0"), OK_CODES), f"-n {w}": (audit_cmd(tree, "-n", w), OK_CODES),
-            "empty, -n 0": (audit_cmd("empty", "-n", "0"), (0, 5)),
-            f"empty, -n {w}": (audit_cmd("empty", "-n", w), (0, 5)),
-            "collect only, -n 0": (audit_cmd(tree, "-n", "0", "--collect-only"), (0,))}
+    cmds = {"-n 0": (audit_cmd(tree, "-n", "0", *out("c-n0")), OK_CODES),
+            f"-n {w}": (audit_cmd(tree, "-n", w, *out(f"c-n{w}")), OK_CODES),
+            "empty, -n 0": (audit_cmd("empty", "-n", "0", *out("c-empty-n0")), (0, 5)),
+            f"empty, -n {w}": (audit_cmd("empty", "-n", w, *out(f"c-empty-n{w}")), (0, 5)),
+            "collect only, -n 0": (audit_cmd(tree, "-n", "0", "--collect-only", *out("c-collect")), (0,))}
     # the most any report transport could give: the same -n W run with no item event sent to the controller
     # (benchmarks/xdist_noreports.py; the controller then renders no item: "no tests ran", and every job, none of
     # whose findings arrived, is INCOMPLETE: exit 10)
     bench = str(Path(__file__).resolve().parent)
     noreports_env = {"PYTHONPATH": os.pathsep.join(p for p in (bench, os.environ.get("PYTHONPATH", "")) if p)}
-    cmds[f"-n {w}, no reports sent"] = (audit_cmd(tree, "-n", w, "-p", "xdist_noreports"), (10,), noreports_env)
+    cmds[f"-n {w}, no reports sent"] = (audit_cmd(tree, "-n", w, "-p", "xdist_noreports", *out(f"c-free-n{w}")),
+                                        (10,), noreports_env)
     for cmd, _, *env in cmds.values():
         note_cmd("c", cmd, work, work, {"PYTHONPATH": "benchmarks"} if env else None)
     res = interleaved(cmds, work, args.repeat, args.timeout)
@@ -681,7 +687,14 @@ def section_c(work: Path, args: argparse.Namespace) -> None:
                   f"audited, no report rebuilt or rendered): {free.wall:.2f} s wall, {free.cpu:.2f} s CPU, "
                   f"**{a.wall / free.wall:.2f}×** the serial run: the most any report transport could give here "
                   f"(1.6× would need {a.wall / 1.6:.2f} s).\n", flush=True)
-        xdist_bound(work, args, tree.path, res, w)
+        bound = xdist_bound(work, args, tree.path, res, w)
+        if bound:
+            share = speed / bound
+            print(f"**(c) bound {bound:.2f}×, -n {w} {speed:.2f}×: {share:.0%} of the bound** (target ≥ 90 %; "
+                  f"{tree.jobs} jobs, JUnit{', CTRF' if ctrf_available() else ''} and --trajaudit-report on; "
+                  f"load average {loadavg()})\n", flush=True)
+            target(f"-n {w} vs the {w}-core bound, {tree.jobs} jobs × {args.xdist_mb:g} MiB", f"{share:.0%}",
+                   "≥ 90 %", share >= 0.9 if tree.jobs >= 500 else None)
         xdist_ceiling(work, args, n_items(a.counts), a.cpu)
 
 
@@ -710,7 +723,24 @@ def xdist_split(res: dict[str, Best], w: str, items: int) -> None:
           flush=True)
 
 
-def xdist_bound(work: Path, args: argparse.Namespace, tree: Path, res: dict[str, Best], w: str) -> None:
+def ctrf_available() -> bool:
+    """pytest-json-ctrf is installed and not disabled by --pytest-args."""
+    try:
+        md.version("pytest-json-ctrf")
+    except md.PackageNotFoundError:
+        return False
+    return "no:ctrf" not in PYTEST_EXTRA
+
+
+def ci_outputs(name: str) -> list[str]:
+    """JUnit XML, CTRF (when pytest-json-ctrf is there) and the audit reports, into ``out/<name>/`` under the
+    work directory (runs start there): what a CI run of the audit writes."""
+    d = f"out/{name}"
+    return [f"--junitxml={d}/junit.xml", *([f"--ctrf={d}/ctrf.json"] if ctrf_available() else []),
+            f"--trajaudit-report={d}/report"]
+
+
+def xdist_bound(work: Path, args: argparse.Namespace, tree: Path, res: dict[str, Best], w: str) -> float | None:
     """The fastest an -n W run of this tree could be, from walls measured without xdist's run-time costs: the -n W
     run's start-up (the empty tree under -n W: W + 1 interpreters) and one collection (the workers collect side by
     side), then the serial run phase (-n 0 minus its collect-only run) split W ways with nothing added, and once
@@ -718,7 +748,7 @@ def xdist_bound(work: Path, args: argparse.Namespace, tree: Path, res: dict[str,
     ``engine_time_side_by_side``) instead of its serial time / W."""
     a, e0, ew, col = res["-n 0"], res["empty, -n 0"], res[f"empty, -n {w}"], res["collect only, -n 0"]
     if not all(x.ok and x.wall is not None for x in (a, e0, ew, col)):
-        return
+        return None
     n = int(w)
     serial_eng = side = None
     for _ in range(args.repeat):  # interleaved, best of each
@@ -745,6 +775,7 @@ def xdist_bound(work: Path, args: argparse.Namespace, tree: Path, res: dict[str,
               f"{side:.2f} s in {w} processes side by side on 1/{w} of the jobs each ({serial_eng / side:.2f}×); "
               f"with that instead of {serial_eng:.2f} / {w}: **{real:.2f} s, {a.wall / real:.2f}×**.", end="")
     print("\n", flush=True)
+    return a.wall / perfect if perfect > 0 else None
 
 
 _CEILING_TEST = """\

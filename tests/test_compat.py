@@ -70,6 +70,10 @@ def test_pytest_plugin_manager_terminal_and_junit_internals(pytester: pytest.Pyt
     loc = _compat.ReprFileLocation("job/result.json", 1, "P1: why")
     assert (loc.path, loc.lineno, loc.message) == ("job/result.json", 1, "P1: why")
     assert callable(_compat.junit_node)
+    parse = _compat.node_id_parse()
+    assert parse is not None and str(parse("job/result.json::P1")) == "job/result.json::P1"
+    assert pytest.TestReport("job/result.json::P1", ("job/result.json", 0, "P1"), {}, "passed", None, "call",
+                             )._id == parse("job/result.json::P1")  # what reports keep (xdist.report_builder)
 
 
 def test_xdist_internals() -> None:

@@ -578,3 +578,185 @@ def test_the_process_probe_writes_one_line_per_process(pytester: pytest.Pytester
     lines = probe("-n", "2")
     assert sorted(lines) == ["controller", "gw0", "gw1"] and lines["controller"] == 0
     assert lines["gw0"] + lines["gw1"] == jobs
+
+
+# --- the controller's report builder -------------------------------------------------------------------------------
+
+def _audit_tree(root: Path) -> None:
+    """The examples (a FAIL, WARNs, N/As, passes) plus an unusable job (an ERROR at setup)."""
+    import shutil
+
+    shutil.copytree(EXAMPLES / "runs", root / "runs")
+    shutil.copytree(EXAMPLES / "tasks", root / "tasks")
+    shutil.copy(EXAMPLES / "review" / "waivers.yaml", root / "waivers.yaml")
+    broken = root / "runs" / "benchflow" / "broken__Unusable01"
+    broken.mkdir()
+    (broken / "result.json").write_text("{not json")
+
+
+def _built_and_hooked(config: pytest.Config, reports: list) -> list[tuple[Any, Any]]:
+    """Each report as the builder and as the hook rebuild it from what a worker sends (every report whose dict
+    the builder takes; None from the builder otherwise)."""
+    import copy
+
+    from pytest_trajaudit.adapter import xdist as plugin_xdist
+
+    build = plugin_xdist.report_builder(config)
+    assert build is not None
+    out = []
+    for rep in reports:
+        data = config.hook.pytest_report_to_serializable(config=config, report=rep)
+        data.update(item_index=0, worker_id="gw0", testrun_uid="u")
+        mine = build(copy.deepcopy(data))
+        hooked = config.hook.pytest_report_from_serializable(config=config, data=copy.deepcopy(data))
+        out.append((mine, hooked))
+    return out
+
+
+def test_the_builder_makes_the_reports_the_hook_makes(pytester: pytest.Pytester) -> None:
+    """Every report of an audit (PASS, FAIL with its text, WARN as xfail, N/A and WAIVED skips, an unusable job's
+    ERROR) and of plain tests (a property, captured output sections, skip, xfail) comes out of the builder with
+    the same class and attributes as out of pytest_report_from_serializable; a traceback repr is left to the hook."""
+    _audit_tree(pytester.path)
+    rec = pytester.inline_run("-p", "no:cacheprovider", "--trajaudit=runs", "--trajaudit-tasks=tasks",
+                              "--trajaudit-waivers=waivers.yaml")
+    audit = rec.getreports("pytest_runtest_logreport")
+    pytester.makepyfile(test_sample=SAMPLE)
+    plain = pytester.inline_run("-p", "no:cacheprovider", "test_sample.py").getreports("pytest_runtest_logreport")
+    config = pytester.parseconfigure()
+    statuses = {(getattr(r, "trajaudit", None) or {}).get("status") for r in audit}
+    waived = [r for r in audit if ((getattr(r, "trajaudit", None) or {}).get("waiver") or {}).get("applied")]
+    assert {"PASS", "FAIL", "WARN", "N/A", "ERROR"} <= statuses and waived
+    assert any(r.failed and r.when == "setup" for r in audit)  # the unusable job
+    assert any(hasattr(r, "wasxfail") for r in audit)
+    assert any(r.sections for r in plain) and any(r.user_properties for r in plain)
+    pairs = _built_and_hooked(config, audit + plain)
+    for mine, hooked in pairs:
+        if mine is None:
+            assert not isinstance(hooked.longrepr, (str, tuple, type(None)))  # a traceback repr: the hook's
+            continue
+        assert type(mine) is type(hooked) is pytest.TestReport
+        assert mine.__dict__ == hooked.__dict__
+        assert list(mine.__dict__) == list(hooked.__dict__)  # the same attributes in the same order
+    assert all(mine is not None for mine, _ in pairs[:len(audit)])  # every audit report takes the builder
+    assert sum(mine is None for mine, _ in pairs) == 2  # test_fail's and test_xfail's tracebacks
+
+
+def test_the_builder_leaves_what_it_does_not_know_to_the_hook(pytester: pytest.Pytester) -> None:
+    """A text holding both words pytest's rebuild looks for, another report type, a dict longrepr: None; a plugin
+    of its own answering the hook: no builder at all."""
+    from pytest_trajaudit.adapter import xdist as plugin_xdist
+
+    config = pytester.parseconfigure()
+    build = plugin_xdist.report_builder(config)
+    base = {"$report_type": "TestReport", "nodeid": "a.py::t", "location": ("a.py", 0, "t"), "keywords": {},
+            "outcome": "passed", "longrepr": None, "when": "call"}
+    assert isinstance(build(dict(base)), pytest.TestReport)
+    assert build(dict(base, longrepr="reprcrash and reprtraceback")) is None
+    assert build(dict(base, longrepr={"reprcrash": None})) is None
+    assert build(dict(base, **{"$report_type": "CollectReport"})) is None
+    assert build(dict(base, _report_type="SubTestReport")) is None
+    a, b = build(dict(base)), build(dict(base, when="teardown"))
+    assert a.nodeid == "a.py::t" and a._id is b._id  # one NodeId for an item's reports
+
+    class Mine:
+        @pytest.hookimpl(tryfirst=True)
+        def pytest_report_from_serializable(self, config: pytest.Config, data: dict) -> None:
+            return None
+
+    config.pluginmanager.register(Mine(), "mine")
+    assert plugin_xdist.report_builder(config) is None
+
+
+def test_an_items_reports_share_one_keywords_dict_across_the_wire() -> None:
+    """The worker makes an item's later reports refer to its first report's keywords (equal dicts), so marshal
+    carries the dict once; another item, or other keywords, keep their own."""
+    it = Interactor()
+    b = xdist_batch.WorkerBatcher(it, _same_job)
+    it.nextitem_index = 1
+    for nodeid, when, kw in (("j::0", "setup", {"P1": 1}), ("j::0", "call", {"P1": 1}),
+                             ("j::0", "teardown", {"P1": 1, "x": 1}), ("j::1", "setup", {"P1": 1})):
+        it.sendevent("testreport", data={"nodeid": nodeid, "when": when, "keywords": dict(kw)})
+    b.flush()
+    [(name, kwargs)] = it.sent
+    events = marshal.loads(kwargs["events"])
+    kws = [e[1]["data"]["keywords"] for e in events]
+    assert kws == [{"P1": 1}, {"P1": 1}, {"P1": 1, "x": 1}, {"P1": 1}]
+    assert kws[0] is kws[1] and kws[2] is not kws[0] and kws[3] is not kws[0]
+
+
+def _normal_junit(path: Path) -> list[str]:
+    """The testcases of a JUnit file, times and host left out, in node id order (workers finish jobs in any
+    order), and the suite's properties and counts."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(path).getroot()
+    suite = root if root.tag == "testsuite" else root.find("testsuite")
+    assert suite is not None
+    for el in suite.iter():
+        for attr in ("time", "timestamp", "hostname"):
+            el.attrib.pop(attr, None)
+    cases = sorted(ET.tostring(c, encoding="unicode") for c in suite.findall("testcase"))
+    props = suite.find("properties")
+    return [str(sorted(suite.attrib.items())), ET.tostring(props, encoding="unicode") if props is not None else "",
+            *cases]
+
+
+def _normal_ctrf(path: Path) -> dict:
+    """The CTRF document but for times, ids and what xdist itself adds (the worker's name and line)."""
+    import json
+
+    doc = json.loads(path.read_text())
+    results = doc["results"]
+    for key in ("start", "stop", "duration"):
+        results["summary"].pop(key, None)
+    results.pop("environment", None)
+    doc.pop("generatedBy", None)
+    doc.pop("timestamp", None)
+    doc.pop("reportId", None)
+    for t in results["tests"]:
+        for key in ("start", "stop", "duration", "threadId"):
+            t.pop(key, None)
+        extra = t.get("extra")
+        if isinstance(extra, dict):  # pytest-json-ctrf names the worker under xdist, whatever the transport
+            extra.pop("worker", None)
+            if not extra:
+                del t["extra"]
+        for key in ("trace", "message"):  # pytest's failure text under xdist starts with the worker's line
+            if isinstance(t.get(key), str):
+                t[key] = re.sub(r"^\[gw\d+\] [^\n]*(\n|$)", "", t[key]) or None
+            if key in t and t[key] is None:
+                del t[key]
+    results["tests"].sort(key=lambda t: t["name"])
+    return doc
+
+
+def test_n2_writes_what_n0_writes(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the batched transport and the report builder, -n 2 gives -n 0's JUnit XML and CTRF (but for times),
+    summary.json and report.md, outcomes, terminal lines and verdicts: FAIL, WARN, N/A, WAIVED and an ERROR."""
+    pytest.importorskip("xdist")
+    pytest.importorskip("ctrf")
+    import shutil
+
+    _audit_tree(pytester.path)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    out = {}
+    for name, extra in (("n0", ("-n", "0")), ("n2", ("-n", "2"))):
+        shutil.rmtree(pytester.path / "out", ignore_errors=True)
+        r = pytester.runpytest_subprocess(
+            "-p", "no:cacheprovider", "-p", "no:randomly", "--trajaudit=runs", "--trajaudit-tasks=tasks",
+            "--trajaudit-waivers=waivers.yaml", "-rsxfE", "--junitxml=out/junit.xml", "--ctrf=out/ctrf.json",
+            "--trajaudit-report=out/report", *extra, timeout=300)  # one place: the terminal names it
+        lines = sorted(ln for ln in r.outlines if ln.startswith(("SKIPPED", "XFAIL", "FAILED", "ERROR", "WARN")))
+        start = next(i for i, ln in enumerate(r.outlines) if "trajaudit verdicts" in ln)
+        end = next(i for i, ln in enumerate(r.outlines) if i > start and ln.startswith("="))
+        verdicts = r.outlines[start:end]  # the section (pytest's own summaries list items in arrival order)
+        out[name] = (r.ret, r.parseoutcomes(), lines, verdicts,
+                     _normal_junit(pytester.path / "out" / "junit.xml"), _normal_ctrf(pytester.path / "out" / "ctrf.json"),
+                     (pytester.path / "out" / "report" / "summary.json").read_bytes(),
+                     (pytester.path / "out" / "report" / "report.md").read_bytes())
+    n0, n2 = out["n0"], out["n2"]
+    assert n0[1].get("failed") and n0[1].get("errors") and n0[1].get("xfailed") and n0[1].get("skipped")
+    for i, what in enumerate(("exit", "outcomes", "lines", "verdicts", "junit", "ctrf", "summary.json",
+                              "report.md")):
+        assert n2[i] == n0[i], what

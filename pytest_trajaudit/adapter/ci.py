@@ -27,12 +27,30 @@ EVIDENCE_MAX = 2000
 _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+# The same short lines come back for every job (a principle's stock PASS or N/A evidence): the controller makes
+# each once (bounded: emptied when full).
+_TEXTS: dict[tuple[str, str, str], str] = {}
+_TEXTS_MAX_ENTRIES = 4096
+_TEXTS_MAX_CHARS = 512
+
+
 def item_text(status: str, code: str, evidence: str) -> str:
     """One line for a human: ``<STATUS> <code>: <evidence>``, redacted, printable and bounded."""
+    key = (status, code, evidence)
+    short = len(evidence or "") <= _TEXTS_MAX_CHARS
+    if short:
+        done = _TEXTS.get(key)
+        if done is not None:
+            return done
     text = f"{status} {code}: {clean(evidence or '')}"
     if len(text) > EVIDENCE_MAX:
         text = text[: EVIDENCE_MAX - 1] + "…"
-    return _NOT_XML.sub("?", text)
+    text = _NOT_XML.sub("?", text)
+    if short:
+        if len(_TEXTS) >= _TEXTS_MAX_ENTRIES:
+            _TEXTS.clear()
+        _TEXTS[key] = text
+    return text
 
 
 def junit_system_out(xml: Any, report: Any, rec: dict[str, Any]) -> None:
