@@ -227,10 +227,21 @@ def clean(text: str) -> str:
     return printable(text) if _not_utf8(text) else no_controls(text)
 
 
+_TEXT_CACHE: dict[str, str] = {}  # clean_text of short strings (data keys, statuses, stock evidence), as _CACHE
+
+
 def clean_text(text: str) -> str:
     """:func:`clean` for text that may span lines (finding data, job meta): ``\\n`` and ``\\t`` are kept."""
-    text = redact(text)
-    return printable(text) if _not_utf8(text) else no_controls(text, lines=True)
+    done = _TEXT_CACHE.get(text)
+    if done is not None:
+        return done
+    out = redact(text)
+    out = printable(out) if _not_utf8(out) else no_controls(out, lines=True)
+    if len(text) <= _CACHE_MAX_CHARS:
+        if len(_TEXT_CACHE) >= _CACHE_MAX_ENTRIES:
+            _TEXT_CACHE.clear()
+        _TEXT_CACHE[text] = out
+    return out
 
 
 def redact_tree(value: Any) -> Any:
