@@ -1,6 +1,5 @@
 """What CI tools read from an audit: JUnit XML valid against the JUnit schema pytest validates itself against,
-CTRF valid against the CTRF schema with WARN as status "other" (rewritten in json's exact text), and GitHub Actions
-annotations."""
+CTRF valid against the CTRF schema with WARN as status "other", and GitHub Actions annotations."""
 
 from __future__ import annotations
 
@@ -9,10 +8,6 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from pytest_trajaudit.adapter.ci import json_indent2
 
 from .conftest import REPO
 
@@ -105,35 +100,3 @@ def test_annotation_text_is_escaped_and_redacted() -> None:
     (line,) = github_annotations(items, {"r/x": "/ws/r/x/t.jsonl"}, "/ws")
     assert line.startswith("::error file=r/x/t.jsonl,title=r/x%3A%3AP1::FAIL P1: read 100%25")
     assert "\x1b" not in line and "\n" not in line and "A" * 40 not in line
-
-
-_JSON = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70)
-    | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4), max_leaves=20)
-
-
-@settings(max_examples=300, deadline=None)
-@given(_JSON)
-def test_the_ctrf_rewrite_writes_what_json_writes(doc: object) -> None:
-    """orjson's text, escaped, or json's own: byte for byte json.dumps(indent=2), whatever the document holds
-    (non-ASCII, DEL, controls, lone surrogates, tiny and huge floats, integers past 64 bits)."""
-    assert json_indent2(doc) == json.dumps(doc, indent=2)
-
-
-def test_the_ctrf_rewrite_keeps_nan_and_infinity_as_read() -> None:
-    doc = {"a": float("nan"), "b": [float("inf"), -float("inf")], "c": "é😀\x7f"}
-    assert json_indent2(doc, exact=False) == json.dumps(doc, indent=2)
-    assert json_indent2({"c": "é😀\x7f\u2028"}) == json.dumps({"c": "é😀\x7f\u2028"}, indent=2)
-    assert json_indent2({"s": "\ud800"}) == json.dumps({"s": "\ud800"}, indent=2)  # orjson refuses it
-
-
-def test_a_plain_ctrf_document_is_written_by_orjson(monkeypatch: pytest.MonkeyPatch) -> None:
-    doc = {"results": {"tests": [{"name": "runs/j/result.json::P1", "duration": 3, "extra": {"evidence": "é 😀"}}]}}
-    expected = json.dumps(doc, indent=2)
-
-    def refuse(*a: object, **k: object) -> str:
-        raise AssertionError("json.dumps used")
-
-    monkeypatch.setattr(json, "dumps", refuse)
-    assert json_indent2(doc) == expected

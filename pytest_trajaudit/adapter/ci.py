@@ -83,40 +83,6 @@ def ctrf_statuses(doc: dict[str, Any], items: dict[str, ItemOutcome]) -> None:
         summary["tests"] = len(tests)
 
 
-# orjson writes a float under 1e-4 in another form than json (0.00001 for 1e-05): any text that may hold one, in a
-# number or inside a string alike, is written by json instead
-_FLOAT_FORMS = re.compile(r"0\.0000|\d[eE][-+]?\d")
-_NOT_ASCII = re.compile("[\u007f-\U0010ffff]")  # what json's ensure_ascii escapes beyond the controls
-
-
-def _ascii_escape(m: re.Match[str]) -> str:
-    n = ord(m.group())
-    if n > 0xFFFF:  # a surrogate pair, as json writes it
-        n -= 0x10000
-        return f"\\u{0xD800 | (n >> 10):04x}\\u{0xDC00 | (n & 0x3FF):04x}"
-    return f"\\u{n:04x}"
-
-
-def json_indent2(doc: Any, exact: bool = True) -> str:
-    """``json.dumps(doc, indent=2)`` (ASCII, ``\\uXXXX`` escapes), made by orjson in C when that gives the same
-    text: not when ``exact`` is False (the document held NaN or an infinity, which orjson writes as null), not for
-    what orjson refuses (a lone surrogate, an integer past 64 bits) and not when the text may hold a float orjson
-    spells otherwise. The standard library indents in Python: on a CTRF file of 12,000 tests it is most of the
-    session's end."""
-    import json
-
-    import orjson
-
-    if exact:
-        try:
-            text = orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode()
-        except (orjson.JSONEncodeError, TypeError):
-            text = None
-        if text is not None and not _FLOAT_FORMS.search(text):
-            return text if text.isascii() and "\x7f" not in text else _NOT_ASCII.sub(_ascii_escape, text)
-    return json.dumps(doc, indent=2)
-
-
 def _gh_escape(text: str, prop: bool = False) -> str:
     """GitHub's workflow-command escaping: ``%``, CR and LF always; ``:`` and ``,`` in a property value."""
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")

@@ -157,14 +157,8 @@ def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, ItemOutcome
     from ..scan.redact import redact
 
     try:
-        constants: list[str] = []  # NaN, Infinity, -Infinity: json writes them back as read, orjson does not
-
-        def constant(name: str) -> float:
-            constants.append(name)
-            return float(name)
-
         with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh, parse_constant=constant)
+            doc = json.load(fh)
         results = doc.setdefault("results", {})
         extra = results.setdefault("extra", {})
         summary = summary if summary is not None else rollup.summary()
@@ -182,9 +176,7 @@ def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, ItemOutcome
         from ..report.audit import write_text_atomic
 
         # atomically, keeping the file's mode (pytest-json-ctrf created it; readers never see half a file)
-        from .ci import json_indent2
-
-        write_text_atomic(Path(path), json_indent2(doc, exact=not constants), stat.S_IMODE(os.stat(path).st_mode))
+        write_text_atomic(Path(path), json.dumps(doc, indent=2), stat.S_IMODE(os.stat(path).st_mode))
     except (OSError, ValueError):
         pass
 
