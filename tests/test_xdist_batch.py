@@ -760,3 +760,22 @@ def test_n2_writes_what_n0_writes(pytester: pytest.Pytester, monkeypatch: pytest
     for i, what in enumerate(("exit", "outcomes", "lines", "verdicts", "junit", "ctrf", "summary.json",
                               "report.md")):
         assert n2[i] == n0[i], what
+
+
+def test_last_failed_after_n2_is_what_it_is_after_n0(pytester: pytest.Pytester) -> None:
+    """pytest's cache records the same failures from the reports the controller rebuilds, and --lf reruns them."""
+    pytest.importorskip("xdist")
+    import json
+    import shutil
+
+    _audit_tree(pytester.path)
+    seen = {}
+    for name in ("0", "2"):
+        shutil.rmtree(pytester.path / ".pytest_cache", ignore_errors=True)
+        args = ("-p", "no:randomly", "--trajaudit=runs", "--trajaudit-tasks=tasks")
+        pytester.runpytest_subprocess(*args, "-n", name, timeout=300)
+        lastfailed = json.loads((pytester.path / ".pytest_cache" / "v" / "cache" / "lastfailed").read_text())
+        rerun = pytester.runpytest_subprocess(*args, "--lf", "-n", "0", timeout=300)
+        seen[name] = (lastfailed, rerun.parseoutcomes())
+    assert seen["2"] == seen["0"]
+    assert seen["0"][0] and seen["0"][1].get("failed")
