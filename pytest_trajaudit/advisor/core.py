@@ -294,9 +294,9 @@ def find_trajectory(attempt_dir: Path) -> Path:
 
     ref = classify(attempt_dir)
     if ref is not None:
-        found = audited_trajectory(ref)
-        if found is not None:
-            return found
+        audited = audited_trajectory(ref)
+        if audited is not None:
+            return audited
     for rel in TRAJECTORY_LOOKUP:
         kind = file_kind(attempt_dir, rel)
         if kind == "file":

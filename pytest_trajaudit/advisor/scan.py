@@ -21,6 +21,7 @@ import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import ahocorasick
 
@@ -35,11 +36,11 @@ SEP = "\x00"
 MAX_MENTIONS = 50
 
 
-class _Obj(list):
+class _Obj(list[tuple[str, Any]]):
     """A JSON object as its list of (key, value) pairs: duplicate keys are all kept."""
 
 
-def _loads(text: str):
+def _loads(text: str) -> Any:
     return json.loads(text, object_pairs_hook=_Obj)
 
 
@@ -48,7 +49,7 @@ def _container(s: str) -> bool:
     return len(t) >= 2 and ((t[0] == "{" and t[-1] == "}") or (t[0] == "[" and t[-1] == "]"))
 
 
-def _strings(value, where: str) -> Iterator[str]:
+def _strings(value: object, where: str) -> Iterator[str]:
     """Every string key and value of a parsed JSON value, in document order; strings holding a JSON object or
     array are decoded and walked too, up to :data:`MAX_LAYERS` layers."""
     stack: list[tuple[object, int]] = [(value, 0)]
@@ -135,6 +136,7 @@ def _context(chunk: str, start: int, end: int, n: int = 40) -> str:
     """The match with up to ``n`` characters each side, never across a line, a string or a JSON escape."""
     left = chunk[max(start - n, 0):start]
     last = None
+    m: re.Match[str] | None
     for m in _CTX_STOP.finditer(left):
         last = m
     if last is not None:
@@ -148,11 +150,11 @@ def _context(chunk: str, start: int, end: int, n: int = 40) -> str:
     return left + chunk[start:end] + right
 
 
-_KEYWORDS = None
+_KEYWORDS: ahocorasick.Automaton | None = None
 WINDOW_BEFORE, WINDOW_AFTER = 200, 400  # a mention spans at most this far around its keyword
 
 
-def _keywords():
+def _keywords() -> ahocorasick.Automaton:
     global _KEYWORDS
     if _KEYWORDS is None:
         auto = ahocorasick.Automaton()

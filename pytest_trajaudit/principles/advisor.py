@@ -15,13 +15,14 @@ pass_mechanical_only, inconclusive, fail).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
 from ..advisor import judging
 from ..advisor.core import Prepared, check, judge_requests, prepare, task_side
 from ..advisor.layout import resolve_layout
+from ..judges import Answer
 from ..model import Finding, Job, Trajectory
 from ..safeio import Budget, decode_text, read_bytes
 from ..settings import Settings
@@ -56,7 +57,7 @@ def prepared(job: Job, cfg: Settings) -> Prepared:
     if isinstance(hit, Exception):
         raise hit
     if hit is not None:
-        return hit
+        return cast(Prepared, hit)
     try:
         # the layout comes from the flag or the task's own manifest, never from the job (the run wrote it)
         task_dir = job.task_info.dir if job.task_info is not None else None
@@ -91,7 +92,7 @@ def _judged(code: str, job: Job, cfg: Settings) -> Finding | Pending:
     req = judge_requests(prep)[kind]
     interim = _finding(code, state, judging.outcome(kind, None, status="not_run"))
 
-    def finish(answers: list) -> Finding:
+    def finish(answers: list[Answer]) -> Finding:
         if not answers:
             return _finding(code, state, judging.outcome(kind, None, status="failed", error="no answer"))
         return _finding(code, state, judging.outcome(kind, answers[0]))
