@@ -23,6 +23,7 @@ from __future__ import annotations
 import posixpath
 import re
 from dataclasses import dataclass, replace
+from typing import Any
 
 import orjson
 
@@ -76,7 +77,7 @@ def steps_of(job: Job, literal: bool = False) -> list[Step]:
     return [Step(i, e) for i, e in enumerate(calls, 1)]
 
 
-def _hook_lines(meta: dict, n_events: int) -> list[tuple[int, bool]] | None:
+def _hook_lines(meta: dict[str, Any], n_events: int) -> list[tuple[int, bool]] | None:
     """The hooklib loader's per-line steps (loaders/hooklib.py), when well formed; else None."""
     lines = meta.get("hook_lines")
     if not isinstance(lines, list):
@@ -98,7 +99,8 @@ def delivery(job: Job, literal: bool = False) -> tuple[bool | None, str]:
         src = job.verifier.reward_source or "reward"
         return job.reward >= 1.0, f"reward {job.reward:g} ({src})"
     meta = job.trajectory.meta if job.trajectory is not None else {}
-    if literal and (lines := _hook_lines(meta, len(job.trajectory.events))) is not None:
+    # literal mode: the rules' principles call this after steps_of, on a loaded trajectory
+    if literal and (lines := _hook_lines(meta, len(job.trajectory.events))) is not None:  # type: ignore[union-attr]
         return all(ok for _, ok in lines), "hooklib audit log (literal): delivered = every line's ok"
     d = meta.get("delivered")
     if isinstance(d, bool):
@@ -172,12 +174,12 @@ class Matcher:
 # --- the checks (pure: steps + rules → flags) ---------------------------------------------------------------
 
 
-def _flag(check: str, cfg: Settings, step: int | None, tool: str | None, detail: str, event: int | None) -> dict:
+def _flag(check: str, cfg: Settings, step: int | None, tool: str | None, detail: str, event: int | None) -> dict[str, Any]:
     return {"check": check, "severity": cfg.rules.severities.get(check, "medium"), "step": step, "tool": tool,
             "detail": detail, "event": event}
 
 
-def forbidden_flags(job: Job, steps: list[Step], cfg: Settings) -> list[dict]:
+def forbidden_flags(job: Job, steps: list[Step], cfg: Settings) -> list[dict[str, Any]]:
     match = Matcher(cfg.literal)
     flags = []
     for s in steps:
@@ -187,6 +189,7 @@ def forbidden_flags(job: Job, steps: list[Step], cfg: Settings) -> list[dict]:
                                    f"forbidden tool '{s.tool}' used at step {s.n}", s.event.index))
                 break
     if not cfg.literal:  # a forbidden tool is forbidden in a sub-agent too (the original never sees those)
+        assert job.trajectory is not None
         side = [e for e in job.trajectory.events if e.type == TOOL and e.sidechain]
         for e in side:
             s = Step(0, e)
@@ -196,7 +199,7 @@ def forbidden_flags(job: Job, steps: list[Step], cfg: Settings) -> list[dict]:
     return flags
 
 
-def order_flags(steps: list[Step], cfg: Settings) -> list[dict]:
+def order_flags(steps: list[Step], cfg: Settings) -> list[dict[str, Any]]:
     match = Matcher(cfg.literal)
     pairs = cfg.rules.must_precede
     befores = list(dict.fromkeys(a for a, _ in pairs))
@@ -217,7 +220,7 @@ def _same_tool(a: Step, b: Step, literal: bool) -> bool:
     return a.tool == b.tool if literal else a.tool.casefold() == b.tool.casefold()
 
 
-def retry_flags(steps: list[Step], cfg: Settings) -> list[dict]:
+def retry_flags(steps: list[Step], cfg: Settings) -> list[dict[str, Any]]:
     """Maximal runs of consecutive failed steps of one tool longer than the threshold (one flag per run, at
     its first step). A step whose outcome is unknown counts as ok, as the original's default ``ok: true``."""
     thr = cfg.rules.retry_threshold
@@ -238,7 +241,7 @@ def retry_flags(steps: list[Step], cfg: Settings) -> list[dict]:
     return flags
 
 
-def excessive_flags(steps: list[Step], cfg: Settings) -> list[dict]:
+def excessive_flags(steps: list[Step], cfg: Settings) -> list[dict[str, Any]]:
     budget = cfg.rules.step_budget
     n = len(steps)
     if n > budget:
@@ -317,9 +320,10 @@ def grounding_targets(e: Event, literal: bool, acts: frozenset[str] | None = Non
     return [], []
 
 
-def grounding_flags(job: Job, steps: list[Step], cfg: Settings) -> tuple[list[dict], int, int]:
+def grounding_flags(job: Job, steps: list[Step], cfg: Settings) -> tuple[list[dict[str, Any]], int, int]:
     """(flags, edited paths, edits that record no path)."""
     literal = cfg.literal
+    assert job.trajectory is not None
     cwd = None if literal else job.trajectory.meta.get("cwd")
     cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
 
@@ -334,7 +338,8 @@ def grounding_flags(job: Job, steps: list[Step], cfg: Settings) -> tuple[list[di
         acts = None if literal else actions(e)
         looked, edited = grounding_targets(e, literal, acts)
         seen.update(q for q in map(norm, looked) if q)
-        is_edit = e.tool in LITERAL_EDITS if literal else ("edit" in acts and e.status != "failed")
+        # acts is None in literal mode only
+        is_edit = e.tool in LITERAL_EDITS if literal else ("edit" in acts and e.status != "failed")  # type: ignore[operator]
         if is_edit and not edited and not looked:  # (a patch that only adds files authored them)
             without_path += 1
         for q in filter(None, map(norm, edited)):
@@ -357,7 +362,7 @@ def _seen_suffix(path: str, seen: set[str]) -> bool:
 # --- findings -----------------------------------------------------------------------------------------------
 
 
-def _base(job: Job, steps: list[Step], cfg: Settings) -> dict:
+def _base(job: Job, steps: list[Step], cfg: Settings) -> dict[str, Any]:
     delivered, source = delivery(job, cfg.literal)
     return {"step_count": len(steps), "delivered": delivered, "delivered_source": source,
             "mode": "literal" if cfg.literal else "precise", "judge_axis": judge_axis(cfg)}
@@ -369,7 +374,7 @@ def judge_axis(cfg: Settings) -> str:
     return "active" if cfg.rules.verified and cfg.rules.judge_enabled else JUDGE_DISABLED
 
 
-def _finding(check: str, flags: list[dict], data: dict, cfg: Settings, ok: str) -> Finding:
+def _finding(check: str, flags: list[dict[str, Any]], data: dict[str, Any], cfg: Settings, ok: str) -> Finding:
     data = {**data, "severity": cfg.rules.severities.get(check, "medium"), "n_flags": len(flags),
             "flags": flags[:MAX_FLAGS]}
     events = [f["event"] for f in flags if f.get("event") is not None]
@@ -436,6 +441,7 @@ def retry_storm(job: Job, cfg: Settings) -> Finding:
             "n_failed": sum(1 for s in steps if s.event.status == "failed")}
     if all(s.event.status == "unknown" for s in steps):
         return Finding.na("no step records whether it succeeded: retry storms cannot be seen", data)
+    assert job.trajectory is not None
     if job.trajectory.meta.get("failures_recorded") is False:
         return Finding.na("this log records no failed calls (a hooklib audit log): retry storms cannot be seen",
                           data)
