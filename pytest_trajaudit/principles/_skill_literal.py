@@ -15,6 +15,7 @@ _PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 
 def raw_lines(job: Job) -> list[str] | None:
     traj = job.trajectory
+    assert traj is not None
     if not traj.raw_text or traj.format == "text":
         return None
     return traj.raw_text.split("\n")

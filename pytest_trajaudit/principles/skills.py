@@ -35,6 +35,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from ..model import EXECUTE, OTHER, READ, TOOL, USER, Event, Finding, Job, UnusableInput
 from ..safeio import Budget, decode_text, file_kind, read_bytes
@@ -293,6 +294,7 @@ def _use(a: Analysis, name: str, e: Event, method: str) -> SkillUse:
 
 
 def _analyze_precise(job: Job, cfg: Settings, a: Analysis) -> None:
+    assert job.trajectory is not None
     events = job.trajectory.events
     task_skills = set(a.task_skills)
     for e in events:
@@ -352,6 +354,7 @@ def _analyze_precise(job: Job, cfg: Settings, a: Analysis) -> None:
 def _analyze_literal(job: Job, a: Analysis) -> None:
     """The seed's detect_skill_invocations(), bit for bit on each tool call's JSON."""
     lines = raw_lines(job)
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type != TOOL:
             continue
@@ -394,7 +397,7 @@ def analyze(job: Job, cfg: Settings) -> Analysis:
     key = f"skills.analysis:{id(cfg)}"
     if key not in job.cache:
         job.cache[key] = _analyze(job, cfg)
-    return job.cache[key]
+    return cast(Analysis, job.cache[key])
 
 
 def _analyze(job: Job, cfg: Settings) -> Analysis:
@@ -460,18 +463,19 @@ class Misuse:
     top_evidence: str = ""
     partial: bool | None = None
     partial_evidence: str = ""
-    workflows: list[dict] = field(default_factory=list)
+    workflows: list[dict[str, Any]] = field(default_factory=list)
 
 
 def misuse(job: Job, cfg: Settings, a: Analysis) -> Misuse:
     key = f"skills.misuse:{id(cfg)}:{id(a)}"
     if job.cache.get(key, (None,))[0] is not a:  # the analysis object itself is kept, so its id is not reused
         job.cache[key] = (a, _misuse(job, cfg, a))
-    return job.cache[key][1]
+    return cast(Misuse, job.cache[key][1])
 
 
 def _misuse(job: Job, cfg: Settings, a: Analysis) -> Misuse:
     out = Misuse()
+    assert job.trajectory is not None
     loaded = [s for s in a.skills.values() if s.loaded]
     sub_refs = [f for f in a.sub_files_read() if "references/" in f and f.endswith(".md")]
     # SB-3c
@@ -560,16 +564,17 @@ def _label(events: list[Event], s: SkillUse) -> str:
 _NOT_USED = "no skill was read or run: nothing to judge (see SB-1)"
 
 
-def _empty(status: str, evidence: str, a: Analysis | None = None) -> dict:
+def _empty(status: str, evidence: str, a: Analysis | None = None) -> dict[str, Any]:
     return {"status": status, "skills_read": a.skills_read() if a else [],
             "sub_files_read": a.sub_files_read() if a else [], "discovery_method": a.method() if a else NONE,
             "evidence": evidence}
 
 
-def _quote(job: Job, a: Analysis) -> tuple[dict | None, str | None]:
+def _quote(job: Job, a: Analysis) -> tuple[dict[str, Any] | None, str | None]:
     """SB-2's quote for this run: the moment after its first skill use (principles/_skill_quote.py)."""
     first = min(a.skills.values(), key=lambda s: s.load_event if s.load_event is not None else s.first)
     anchor = first.load_event if first.load_event is not None else first.first
+    assert job.trajectory is not None
     q, why = skill_quote(job.trajectory.events, anchor, first.name)
     return q, (why or None)
 
