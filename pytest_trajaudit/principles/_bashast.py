@@ -21,6 +21,7 @@ import base64
 import binascii
 import codecs
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..loaders.common import _segments
@@ -30,7 +31,7 @@ try:
     import tree_sitter as _ts
     import tree_sitter_bash as _tsb
 
-    _PARSER = _ts.Parser(_ts.Language(_tsb.language()))
+    _PARSER: _ts.Parser | None = _ts.Parser(_ts.Language(_tsb.language()))
 except Exception:  # the wheel missing or an incompatible binding: the shlex fallback below
     _PARSER = None
 
@@ -195,7 +196,7 @@ class _Shell:
         self.vars: dict[str, str] = {}
         self.out: list[Touch] = []
 
-    def visit(self, node) -> None:
+    def visit(self, node: _ts.Node) -> None:
         t = node.type
         if t == "variable_assignment":
             name = node.child_by_field_name("name")
@@ -227,7 +228,7 @@ class _Shell:
         for c in node.children:
             self.visit(c)
 
-    def redirect(self, node) -> None:
+    def redirect(self, node: _ts.Node) -> None:
         op = next((c.type for c in node.children if c.type in (">", ">>", "&>", "&>>", ">|", "<", ">&", "<>")), "")
         dest = node.child_by_field_name("destination") or (node.children[-1] if node.children else None)
         if dest is None or dest.type == "number":
@@ -237,7 +238,7 @@ class _Shell:
             return
         self.out.append(Touch(READ if op == "<" else WRITE, path, ob, "redirect " + op, self.nested))
 
-    def command(self, node, heredoc: str) -> None:
+    def command(self, node: _ts.Node, heredoc: str) -> None:
         words: list[tuple[str, str]] = []
         for c in node.children:
             if c.type == "variable_assignment":
@@ -267,7 +268,7 @@ class _Shell:
         name = words[i][0].rsplit("/", 1)[-1]
         _classify(name, words[i + 1:], self.out, heredoc, self.nested, self.depth)
 
-    def decoded_pipe(self, node) -> bool:
+    def decoded_pipe(self, node: _ts.Node) -> bool:
         """``echo <base64> | base64 -d | bash`` (or ``| python3``): the decoded text parsed as what it is fed to."""
         cmds = [c for c in node.children if c.type == "command"]
         if len(cmds) < 3 or self.depth >= MAX_DEPTH:
@@ -288,7 +289,7 @@ class _Shell:
             return False
         return True
 
-    def word(self, node) -> tuple[str, str]:
+    def word(self, node: _ts.Node) -> tuple[str, str]:
         """(decoded value, trick): how the shell would spell this word, best effort; the trick ("" when the word
         is written out) names what built it: escapes, quoting, a variable, a command substitution."""
         t = node.type
@@ -335,7 +336,7 @@ class _Shell:
             return value, "base64 in $(…)" if "base64" in raw else "a command substitution"
         return raw, ""
 
-    def substitution(self, node) -> str:
+    def substitution(self, node: _ts.Node) -> str:
         """The value of ``$(echo … | base64 -d)`` / ``$(printf '\\x61…')`` when it can be computed, else its text."""
         inner = [c for c in node.children if c.type not in ("$(", ")", "`")]
         if len(inner) != 1:
@@ -358,7 +359,7 @@ class _Shell:
         return _text(node)
 
 
-def _substitutions(node):
+def _substitutions(node: _ts.Node) -> Iterator[_ts.Node]:
     stack = [node]
     while stack:
         n = stack.pop()
@@ -368,7 +369,7 @@ def _substitutions(node):
         stack.extend(n.children)
 
 
-def _text(node) -> str:
+def _text(node: _ts.Node | None) -> str:
     return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
 
 
@@ -672,7 +673,8 @@ def _fold_call(node: ast.Call, env: dict[str, tuple[str, bool]], depth: int) -> 
         if h is None:
             return None
         try:
-            raw = {"b64decode": base64.b64decode, "b32decode": base64.b32decode,
+            # the decoders' signatures differ (mypy joins them to "function"); each takes the folded str
+            raw = {"b64decode": base64.b64decode, "b32decode": base64.b32decode,  # type: ignore[operator]
                    "urlsafe_b64decode": base64.urlsafe_b64decode}.get(name, binascii.unhexlify)(h[0])
             return raw.decode("utf-8"), True
         except (binascii.Error, ValueError, UnicodeDecodeError):

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ..model import EDIT, EXECUTE, READ, SEARCH, TOOL, Event, Job
 from ..scan import linre
-from ._bashast import MENTION, WRITE
+from ._bashast import MENTION, WRITE, Touch
 from ._bashast import READ as READ_OP
 from ._privileged import touches_of
 from ._shell import is_full_write, write_targets
@@ -91,6 +91,6 @@ class InputReads:
         return found
 
 
-def _in_place(touches: list) -> set[str]:
+def _in_place(touches: list[Touch]) -> set[str]:
     """Files a command edits in place (``sed -i``): they existed, so they stay inputs."""
     return {t.path for t in touches if t.op == WRITE and t.how == "sed"}

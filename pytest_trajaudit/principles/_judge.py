@@ -6,6 +6,8 @@ captures strings only. Secrets are redacted before any text leaves for a judge (
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..judges import Answer, JudgeRequest, clip
 from ..model import TOOL, Event, Job
 from ..scan.redact import quote, redact
@@ -60,7 +62,7 @@ def section(title: str, body: str) -> str:
     return f"## {title}\n{body.strip() or '(none)'}\n"
 
 
-def request(purpose: str, prompt: str, schema: dict) -> JudgeRequest:
+def request(purpose: str, prompt: str, schema: dict[str, Any]) -> JudgeRequest:
     return JudgeRequest(purpose, prompt, schema, SYSTEM)
 
 

@@ -115,6 +115,7 @@ def find_solver(job: Job, output: str) -> tuple[Run, str] | str:
     """Step 1: the last run of a Python script the agent wrote whole, as it was when it ran, that produced the
     output (the script or its arguments name the output's file, or its stdout goes there). A reason otherwise."""
     traj = job.trajectory
+    assert traj is not None
     cwd0 = _abs(str(traj.meta.get("cwd") or PurePosixPath(output).parent), "/")
     runs: list[Run] = []
     for e in traj.events:
@@ -229,7 +230,8 @@ def reconstruct_solver(job: Job, cfg: Settings) -> Finding:
     conf = task.trajaudit_config()
     p11 = conf.get("p11") if isinstance(conf.get("p11"), dict) else {}
     p12 = conf.get("p12") if isinstance(conf.get("p12"), dict) else {}
-    output = p11.get("output") or p12.get("output")
+    # both are dicts (tested above); mypy does not narrow a second conf.get call, so it still sees None
+    output = p11.get("output") or p12.get("output")  # type: ignore[union-attr]
     if not p11 or not isinstance(output, str) or not output.startswith("/") or ".." in output.split("/"):
         return _na("the task declares no reconstruction ([trajaudit.p11] with an absolute output path in task.toml)",
                    configured=False)

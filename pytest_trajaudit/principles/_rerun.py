@@ -160,6 +160,7 @@ class _Num(float):
     """A JSON float that remembers how the document spelled it (``5e-1``, ``0.50``)."""
 
     __slots__ = ("text",)
+    text: str
 
     @classmethod
     def parse(cls, text: str) -> _Num:
@@ -198,7 +199,7 @@ def _dump(v: Any, spell: Any = _Num.text_of, indent: int | None = None,
 def _respell(text: str, spell: Any, *, decimals_only: bool = False, exponents_only: bool = False) -> str:
     """``text`` with each number token respelled by ``spell`` (a token ``spell`` returns None for is kept)."""
     def one(m: Any) -> str:
-        tok = m.group(0)
+        tok: str = m.group(0)
         is_exp = _EXP_NUMBER.fullmatch(tok) is not None
         if not (is_exp or _DECIMAL.fullmatch(tok)) or (decimals_only and is_exp) or (exponents_only and not is_exp):
             return tok
@@ -206,7 +207,7 @@ def _respell(text: str, spell: Any, *, decimals_only: bool = False, exponents_on
             x = float(tok)
         except (ValueError, OverflowError):
             return tok
-        got = spell(x)
+        got: str | None = spell(x)
         return tok if got is None else got
 
     return _TEXT_TOKEN.sub(one, text)
@@ -254,7 +255,7 @@ def _copy_tests(task: Task, dest: Path) -> None:
             continue
 
 
-def kill_group(p: subprocess.Popen) -> None:
+def kill_group(p: subprocess.Popen[Any]) -> None:
     """Kill a process started with ``start_new_session=True`` together with every process of its group, then
     reap it (a shell's hung child would otherwise outlive the shell)."""
     try:

@@ -100,6 +100,7 @@ def git_probes(job: Job) -> list[GitProbe]:
     def seen(sha: str) -> bool:  # a printed hash abbreviates it, or it abbreviates a printed hash
         return sha in seen_prefixes or any(sha[:k] in seen_past for k in range(7, len(sha)))
 
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type != TOOL or e.kind != EXECUTE or "git" not in e.command:
             continue

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import unquote
 
 from ..model import EXECUTE, FETCH, TOOL, Event, Job
@@ -153,8 +154,8 @@ def _classify_url(url: str, up: Upstream) -> tuple[str, bool] | None:
     if kind == "blob" and len(rest) >= 3:
         return _file_on_ref(name, rest[1], "/".join(rest[2:]), up)
     if kind == "contents" and len(rest) >= 2:
-        ref = re.search(r"(?:^|&)ref=([^&]+)", query)
-        return _file_on_ref(name, ref.group(1) if ref else "", "/".join(rest[1:]), up)
+        on = re.search(r"(?:^|&)ref=([^&]+)", query)
+        return _file_on_ref(name, on.group(1) if on else "", "/".join(rest[1:]), up)
     if kind == "archive":
         ref = "/".join(rest[1:]).removesuffix(".zip").removesuffix(".tar.gz")
         return (None if _is_base(ref.rsplit("/", 1)[-1], up) else (f"archive of {name} at {ref}", True))
@@ -176,6 +177,7 @@ def retrievals(job: Job, cfg: Settings, up: Upstream) -> list[Retrieval]:
     """Every retrieval of (or search for) the upstream fix, in event order."""
     out: list[Retrieval] = []
     fetched = False  # a successful git fetch/pull earlier in the run
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type != TOOL:
             continue
@@ -250,9 +252,9 @@ def _command(e: Event, cfg: Settings, up: Upstream, fetched: bool) -> tuple[list
     m = _GIT_CLONE.search(cmd)
     if m and not out:
         target = _URL.search(m.group(1))
-        c = target and _repo_of(target.group(0), up)
-        if c and not _pinned_to_base(m.group(1), up):
-            out.append(Retrieval(e, f"git clone of {c} (its later history)", True))
+        cloned = target and _repo_of(target.group(0), up)
+        if cloned and not _pinned_to_base(m.group(1), up):
+            out.append(Retrieval(e, f"git clone of {cloned} (its later history)", True))
     fetch = _GIT_FETCH.search(cmd)
     if fetch and _succeeded(e, cfg):
         fetched = True
@@ -280,7 +282,7 @@ def _repo_of(url: str, up: Upstream) -> str:
 
 def _pinned_to_base(args: str, up: Upstream) -> bool:
     m = re.search(r"(?:-b|--branch)[= ](\S+)", args)
-    return bool(m) and _is_base(m.group(1), up)
+    return m is not None and _is_base(m.group(1), up)
 
 
 def _packages(e: Event, cmd: str, up: Upstream) -> list[Retrieval]:
@@ -310,7 +312,7 @@ def _succeeded(e: Event, cfg: Settings) -> bool:
         may_match(cfg.fetch_error_re, head) and cfg.fetch_error_re.search(head))
 
 
-def findings(job: Job, cfg: Settings) -> tuple[list[tuple[Event, str]], list[tuple[Event, str]], dict]:
+def findings(job: Job, cfg: Settings) -> tuple[list[tuple[Event, str]], list[tuple[Event, str]], dict[str, Any]]:
     """(fails, warns, data) of the upstream-fix check. A job that names no upstream project is still checked for
     searches and downloads of the benchmark's own data (a LiveCodeBench problem has no repository)."""
     found = upstream_of(job)
@@ -326,7 +328,7 @@ def findings(job: Job, cfg: Settings) -> tuple[list[tuple[Event, str]], list[tup
             warns.append((r.event, f"attempt to retrieve the upstream fix: {r.what} (no content came back)"))
         else:
             warns.append((r.event, f"searched for the upstream fix: {r.what}"))
-    data: dict = {}
+    data: dict[str, Any] = {}
     if found is not None:
         data["upstream"] = {"repos": [f"{o}/{r}" for o, r in up.repos], "base": up.base, "pr": up.pr,
                             "from": sorted(set(up.repos.values()))}

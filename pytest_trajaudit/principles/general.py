@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from ..model import AGENT, EDIT, EXECUTE, THOUGHT, TOOL, USER, Event, Finding, Job
 from ..scan import linre
@@ -45,7 +46,7 @@ def agentic_floor(job: Job, cfg: Settings) -> Finding:
         verdict = "below"
     else:
         verdict = "borderline"
-    data = {"n_tool_calls": n, "verdict": verdict, "evidence": f"{n} tool calls ({shape}); {reads} reads of inputs"}
+    data: dict[str, Any] = {"n_tool_calls": n, "verdict": verdict, "evidence": f"{n} tool calls ({shape}); {reads} reads of inputs"}
     if n == 0 and job.trajectory is not None and job.trajectory.meta.get("harness") == "chat":
         # a chat harness runs the code of the agent's message: no environment to touch, by the harness's design
         return Finding.na("chat harness (the answer is the agent's message): the floor is judged on agentic runs", data)
@@ -69,6 +70,7 @@ def memorization(job: Job, cfg: Settings) -> Finding:
     reasoning names a published algorithm or paper AND no data was sampled (no read of the task's inputs, as
     P4 counts them) before the first code write;
     PASS otherwise. N/A when the trajectory holds no agent reasoning and no tool calls."""
+    assert job.trajectory is not None
     events = job.trajectory.events
     first_reasoning = next((e for e in events if e.type in (THOUGHT, AGENT) and e.text.strip() and not e.sidechain), None)
     tools = [e for e in events if e.type == TOOL and not e.sidechain]
@@ -84,9 +86,10 @@ def memorization(job: Job, cfg: Settings) -> Finding:
             break
         if seen.see(e):
             sampled += 1
-    data = {"names_published_work": bool(named), "reads_before_first_write": sampled,
+    data: dict[str, Any] = {"names_published_work": bool(named), "reads_before_first_write": sampled,
             "first_write_event": first_write.index if first_write else None}
     if named and first_write is not None and sampled == 0:
+        assert first_reasoning is not None  # named comes from it
         ev = f"{first_reasoning.label()} names published work ({quote(named.group(0), 60)}): " \
              f"{quote(first_reasoning.text)}; no data sampled before {first_write.label()}"
         data.update(status="WARN", evidence=ev)
@@ -107,7 +110,7 @@ def tool_breakdown(job: Job, cfg: Settings) -> Finding:
     tools = _tools(job)
     by_kind = Counter(e.kind or "other" for e in tools)
     by_title = Counter(e.title or e.tool or "?" for e in tools)
-    data: dict = {"total": len(tools), "by_kind": dict(by_kind.most_common()), "by_title": dict(by_title.most_common())}
+    data: dict[str, Any] = {"total": len(tools), "by_kind": dict(by_kind.most_common()), "by_title": dict(by_title.most_common())}
     reported = job.n_tool_calls_reported
     if reported is not None:
         data["n_tool_calls_reported"] = reported
@@ -160,6 +163,7 @@ def struggle(job: Job, cfg: Settings) -> Finding:
     phase took ≥ ``exploration_share_pct`` % of the run's tool calls; and a fifth signal, the re-read loop:
     ``reread_threshold`` reads of already-read targets after the first edit with no edit in between. Both modes
     take write paths from the command as a shell reads it (``_writes.py``)."""
+    assert job.trajectory is not None
     events = job.trajectory.events
     if not any(e.type in (TOOL, AGENT) for e in events):
         return Finding.na("no tool calls or agent messages to count")
@@ -175,7 +179,7 @@ def _rewrite_target(e: Event) -> str | None:
     return None
 
 
-def _struggle_finding(triggers: list[tuple[Event, str]], data: dict, summary: str) -> Finding:
+def _struggle_finding(triggers: list[tuple[Event, str]], data: dict[str, Any], summary: str) -> Finding:
     if triggers:
         e, _ = triggers[0]
         data["evidence"] = "; ".join(f"{x.label()}: {w}" for x, w in triggers[:5])
@@ -186,6 +190,7 @@ def _struggle_finding(triggers: list[tuple[Event, str]], data: dict, summary: st
 
 
 def _struggle_literal(job: Job, cfg: Settings) -> Finding:
+    assert job.trajectory is not None
     events = job.trajectory.events
     retries = 0
     prev = None
@@ -237,6 +242,7 @@ def _read_key(e: Event, cfg: Settings) -> str:
 
 
 def _struggle_precise(job: Job, cfg: Settings) -> Finding:
+    assert job.trajectory is not None
     events = job.trajectory.events
     n_tools = sum(1 for e in events if e.type == TOOL)
     streak = retries = 0
@@ -322,6 +328,7 @@ def _struggle_precise(job: Job, cfg: Settings) -> Finding:
 
 def verbatim_final(job: Job) -> tuple[Event | None, str]:
     """P10 search order over the main thread: last agent_message, last agent_thought, last execute + stdout."""
+    assert job.trajectory is not None
     events = [e for e in job.trajectory.events if not e.sidechain]
     for etype in (AGENT, THOUGHT):
         for e in reversed(events):
@@ -370,6 +377,7 @@ def _cd_workdir(job: Job, cfg: Settings) -> str | None:
 
 def _allowed_dirs(job: Job, cfg: Settings) -> list[str]:
     dirs = list(cfg.clean_roots)
+    assert job.trajectory is not None
     cwd = job.trajectory.meta.get("cwd")
     if isinstance(cwd, str) and cwd.startswith("/") and cwd not in ("/",):
         dirs.append(cwd.rstrip("/") + "/")
@@ -425,7 +433,7 @@ def pollution(job: Job, cfg: Settings) -> Finding:
             hits.append((e, "pip install outside a virtualenv"))
         elif cmd and _APT.search(cmd):
             hits.append((e, "system package install"))
-    data = {"allowed_prefixes": allowed}
+    data: dict[str, Any] = {"allowed_prefixes": allowed}
     if hits:
         e, why = hits[0]
         ev = f"{e.label()}: {why}: {quote(e.brief())}" + (f" (+{len(hits) - 1} more)" if len(hits) > 1 else "")
@@ -441,6 +449,7 @@ def self_doubt(job: Job, cfg: Settings) -> Finding:
     what I have", ...). Information only: present → WARN that never changes the job verdict; none → PASS;
     N/A without a final agent message (a format that records only reasoning, e.g. mini-swe-agent's THOUGHT
     prose, is judged on its last thought)."""
+    assert job.trajectory is not None
     events = [e for e in job.trajectory.events if not e.sidechain]
     final = next((e for e in reversed(events) if e.type == AGENT and e.text.strip()), None)
     if final is None:

@@ -10,7 +10,7 @@ import io
 from pathlib import Path
 from typing import Any
 
-from ..judges import Answer
+from ..judges import Answer, clip
 from ..model import EXECUTE, TOOL, Finding, Job, Task, UnusableInput
 from ..safeio import Budget, decode_text, file_kind, read_bytes
 from ..scan import linre
@@ -85,7 +85,7 @@ def _p3_request(job: Job, r: float) -> tuple[Any, bool]:
         P3_QUESTION.format(reward=f"{r:g}"), "", J.section("Task instruction", J.instruction(job)),
         J.section("Verifier failure message", verifier_message(job, 4000)),
         J.section("Verifier tests (task files)", J.verifier_sources(job) or "(task directory not given)"),
-        J.section("Agent's final statement (verbatim)", J.clip(redact(final), J.FINAL_CHARS)[0]),
+        J.section("Agent's final statement (verbatim)", clip(redact(final), J.FINAL_CHARS)[0]),
         J.section("Trajectory" + (" (clipped: both ends kept)" if clipped else ""), traj)])
     return J.request("p3_bucket", prompt, P3_SCHEMA), clipped
 
@@ -206,6 +206,7 @@ def _expectations(msgs: list[str]) -> list[tuple[str, str | None]]:
 def _agent_says(job: Job) -> str:
     """What the agent showed of its answer: its final statement and the end of its last command outputs."""
     _, final = verbatim_final(job)
+    assert job.trajectory is not None
     outs = [e.output for e in job.trajectory.events if e.type == TOOL and e.kind == EXECUTE and e.output][-5:]
     return "\n".join([final, *(o[-AGENT_STDOUT_CHARS // 5:] for o in outs)])[-AGENT_STDOUT_CHARS * 2:]
 
@@ -386,6 +387,7 @@ def row_vs_entity(job: Job, cfg: Settings) -> Finding:
     if not applies:
         data["evidence"] = f"{counts}: one row per entity"
         return Finding.ok(data["evidence"], data)
+    assert job.trajectory is not None
     code = "\n".join(e.action_text() for e in job.trajectory.events if e.type == TOOL)
     dedup = bool(_AGG.search(code)) and key in code
     data["agent_aggregates"] = dedup
@@ -461,7 +463,7 @@ def verifier_alignment(job: Job, cfg: Settings) -> Finding | Pending:
     prompt = "\n".join([
         P11_QUESTION.format(reward=f"{job.reward:g}"), "", J.section("Task instruction", J.instruction(job)),
         J.section("Verifier result", f"reward {job.reward:g}; " + (verifier_message(job, 4000) or "no failure message")),
-        J.section("Agent's final statement (verbatim)", J.clip(redact(final), J.FINAL_CHARS)[0])])
+        J.section("Agent's final statement (verbatim)", clip(redact(final), J.FINAL_CHARS)[0])])
     model = cfg.judge.models[0]
     return Pending([(model, J.request("p11_prose", prompt, P11_SCHEMA))], _p11_finish(model, dict(f.data)),
                    interim=f)
@@ -634,7 +636,7 @@ def llm_judge_concurrence(job: Job, cfg: Settings) -> Finding | Pending:
     prompt = "\n".join([
         P13_QUESTION, "", J.section("Task instruction", J.instruction(job)),
         J.section("Verifier source (calls an LLM)", J.verifier_sources(job, [h.split(" imports ")[0] for h in hits])),
-        J.section("Agent's final statement (verbatim)", J.clip(redact(final), J.FINAL_CHARS)[0]),
+        J.section("Agent's final statement (verbatim)", clip(redact(final), J.FINAL_CHARS)[0]),
         J.section("Trajectory" + (" (clipped: both ends kept)" if clipped else ""), traj)])
     req = J.request("p13_grade", prompt, P13_SCHEMA)
     data["judge_input_truncated"] = clipped
