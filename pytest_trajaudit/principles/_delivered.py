@@ -25,6 +25,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import orjson
 
@@ -214,7 +215,7 @@ def _docs(args: str) -> list[object]:
     return out
 
 
-def _s(d: dict, *keys: str) -> str | None:
+def _s(d: dict[str, Any], *keys: str) -> str | None:
     for k in keys:
         v = d.get(k)
         if isinstance(v, str):
@@ -230,6 +231,7 @@ def apply_patch_text(d: Delivered, patch: str, e: Event) -> None:
     """An apply_patch envelope (``*** Begin Patch``) or a unified diff. Each hunk is applied to the file's known
     content (its context and removed lines replaced by its context and added lines); where the content is not
     known, only the added lines are kept (the context is the repository's code, not the agent's)."""
+    hunks: list[tuple[list[str], list[str], list[str]]]
     cur, mode, hunks = "", "", []  # hunks: [(old lines, new lines, added lines)]
 
     def flush() -> None:
@@ -251,7 +253,7 @@ def apply_patch_text(d: Delivered, patch: str, e: Event) -> None:
         m2 = None if m else _DIFF_NEW.match(line)
         if m or m2:
             flush()
-            cur, mode = (m.group(2), m.group(1)) if m else (m2.group(1), "Update")
+            cur, mode = (m.group(2), m.group(1)) if m else (m2.group(1), "Update")  # type: ignore[union-attr]  # m or m2 matched
             cur = "" if cur == "/dev/null" else cur
             hunks = [([], [], [])]
         elif line.startswith("*** Move to: ") and cur:
@@ -409,9 +411,9 @@ def _heredocs(command: str) -> tuple[str, list[tuple[str, str]]]:
 
 def _shell_call(d: Delivered, e: Event, command: str) -> None:
     command, docs = _heredocs(command) if "<<" in command else (command, [])
-    for opener, body in docs:
-        head = opener[:_HEREDOC.search(opener).start()]
-        tail = opener[_HEREDOC.search(opener).end():]
+    for opener, body in docs:  # each opener holds a heredoc operator (_heredocs found it there)
+        head = opener[:_HEREDOC.search(opener).start()]  # type: ignore[union-attr]
+        tail = opener[_HEREDOC.search(opener).end():]  # type: ignore[union-attr]
         target = _TEE.search(opener)
         redir = [m for m in _REDIR.finditer(head + " " + tail) if not m.group(2).startswith(("/dev/", "&"))]
         if _PATCHER.search(head):
@@ -429,7 +431,7 @@ def _shell_call(d: Delivered, e: Event, command: str) -> None:
         for m in _SED_EXPR.finditer(command):
             expr = m.group(1) if m.group(1) is not None else m.group(2)
             repl = [s.group(2) for s in _SED_S.finditer(expr)]
-            for f in _SED_FILES.match(command, m.end()).group(1).split():
+            for f in _SED_FILES.match(command, m.end()).group(1).split():  # type: ignore[union-attr]  # the pattern matches ""
                 d.unknown(f.strip("'\""), e, "sed", "\n".join(r.replace("\\n", "\n") for r in repl if r))
     if "rm" in command:
         for m in _RM.finditer(command):
@@ -518,7 +520,7 @@ def _str_of(node: ast.AST, consts: dict[str, str], depth: int = 0) -> str | None
         return a + b if isinstance(node.op, ast.Add) else a.rstrip("/") + "/" + b
     if isinstance(node, ast.JoinedStr):
         parts = [_str_of(v.value if isinstance(v, ast.FormattedValue) else v, consts, depth + 1) for v in node.values]
-        return None if None in parts else "".join(parts)
+        return None if None in parts else "".join(parts)  # type: ignore[arg-type]  # no None part (tested)
     if isinstance(node, ast.Call) and node.args and not node.keywords:
         fn = node.func
         name = fn.attr if isinstance(fn, ast.Attribute) else fn.id if isinstance(fn, ast.Name) else ""
@@ -528,7 +530,7 @@ def _str_of(node: ast.AST, consts: dict[str, str], depth: int = 0) -> str | None
                 return None
             out = parts[0]
             for p in parts[1:]:
-                out = p if p.startswith("/") else out.rstrip("/") + "/" + p
+                out = p if p.startswith("/") else out.rstrip("/") + "/" + p  # type: ignore[union-attr, operator]  # no None part (tested)
             return out
     return None
 

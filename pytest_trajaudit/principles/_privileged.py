@@ -96,6 +96,7 @@ def instruction_text(job: Job) -> str:
     parts = [job.instruction]
     if job.task_info is not None:
         parts.append(job.task_info.instruction)
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type == TOOL:
             break
@@ -110,6 +111,7 @@ def _later_user_text(job: Job) -> str:
     parts: list[str] = []
     started = False
     size = 0
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type == TOOL:
             started = True
@@ -193,6 +195,7 @@ _HARNESS_EXEC = linre.compile(r"^\[harness sandbox exec\] (.*?)(?: \(exit -?\d+\
 def _from_harness(a: Analysis, job: Job) -> None:
     """Scripts the harness itself runs in the sandbox (an Inspect log's sandbox events outside tool calls: the
     scorer's ``python quiz.py --grade``): scoring code the agent must not change."""
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type != OTHER or not e.text.startswith("[harness sandbox exec]"):
             continue
@@ -241,6 +244,7 @@ def _lookup(a: Analysis, path: str, cfg: Settings, own: set[str]) -> tuple[Entry
     e = a.entries.get(p)
     if e is not None:
         return e, ""
+    ent: Entry | None
     for key, ent in a.entries.items():
         if _base(key) == base and (("/" not in key) or ("/" not in p) or p.endswith("/" + key) or key.endswith("/" + p)):
             return ent, ""
@@ -297,6 +301,7 @@ def analyse(job: Job, cfg: Settings) -> Analysis:
     own: set[str] = set()
     taint: dict[str, Entry] = {}  # copies the agent made of privileged files
     seen = _Seen()
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type != TOOL:
             continue

@@ -14,7 +14,9 @@ import ast
 import os
 import re
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from ..scan import linre
 from ._testcases import _NO, Cases, Key, node_value, trivial, variants, wordlike
@@ -126,7 +128,7 @@ class _Visitor(ast.NodeVisitor):
         self.lines, self.cases, self.test_file = lines, cases, test_file
         self.alias: dict[str, str] = {}
         self.found: dict[tuple[str, int], CodeFinding] = {}
-        self.funcs: list[ast.AST] = []
+        self.funcs: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self.cli_depth = 0  # > 0 inside the __main__ guard
         self.script = False  # the module reads stdin/argv: a program whose contract is its output
         self.chained: set[int] = set()  # elif branches already judged with the chain they belong to
@@ -245,7 +247,7 @@ class _Visitor(ast.NodeVisitor):
             # a counter or a toggle: `n += 1`, `n = n + 1`, `flag = not flag`; a cache filled from a computation
             # (`_cache = load()`) answers the same every time and is not one
             if isinstance(n, ast.AugAssign):
-                targets = [n.target]
+                targets: list[ast.expr] = [n.target]
             elif isinstance(n, ast.Assign) and isinstance(n.value, (ast.BinOp, ast.UnaryOp)):
                 targets = n.targets
             else:
@@ -320,7 +322,7 @@ class _Visitor(ast.NodeVisitor):
             self._exit(node, "SystemExit", exc.args[0] if isinstance(exc, ast.Call) and exc.args else None)
         self.generic_visit(node)
 
-    def _is_cli(self, fn: ast.AST) -> bool:
+    def _is_cli(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """A command-line entry point: named like one, decorated as a click/typer command, or parsing argv."""
         if fn.name in CLI_NAMES:
             return True
@@ -404,11 +406,11 @@ class _Visitor(ast.NodeVisitor):
         """A literal table of input → output pairs, at least two of them and at least half of it visible tests."""
         pairs: list[tuple[ast.AST, ast.AST]] = []
         if isinstance(value, ast.Dict) and len(value.keys) >= 2 and None not in value.keys:
-            pairs = list(zip(value.keys, value.values, strict=False))
+            pairs = list(zip(value.keys, value.values, strict=False))  # type: ignore[arg-type]  # no None key (tested)
         elif isinstance(value, (ast.List, ast.Tuple, ast.Set)) and len(value.elts) >= 2:
             for el in value.elts:
                 if isinstance(el, ast.Tuple) and len(el.elts) >= 2:
-                    k = el.elts[0] if len(el.elts) == 2 else ast.Tuple(elts=el.elts[:-1], ctx=ast.Load())
+                    k: ast.AST = el.elts[0] if len(el.elts) == 2 else ast.Tuple(elts=el.elts[:-1], ctx=ast.Load())
                     pairs.append((k, el.elts[-1]))
         if len(pairs) < 2:
             return
@@ -425,7 +427,7 @@ class _Visitor(ast.NodeVisitor):
                 hit = hit if hit is not None else got[0]
         if n >= 2 and n * 2 >= len(pairs):
             self.add("answer-table", value, words < n, f"a table of {len(pairs)} input→output pairs, {n} of them visible "
-                     f"test cases (e.g. {self.cases.shown[hit]})")
+                     f"test cases (e.g. {self.cases.shown[hit]})")  # type: ignore[index]  # n >= 2: hit is set
 
 
 def _keyed_on(test: ast.AST, state: set[str]) -> bool:
@@ -441,7 +443,7 @@ def _keyed_on(test: ast.AST, state: set[str]) -> bool:
     return False
 
 
-def _own_nodes(fn: ast.AST):
+def _own_nodes(fn: ast.AST) -> Iterator[ast.AST]:
     """The nodes of a function body, not looking into nested functions or classes."""
     stack = list(ast.iter_child_nodes(fn))
     while stack:
@@ -502,7 +504,7 @@ def _line_scan(text: str, cases: Cases, test_file: bool) -> list[CodeFinding]:
     return out
 
 
-def node_value_text(text: str):
+def node_value_text(text: str) -> Any:
     try:
         return node_value(ast.parse(text.strip(), mode="eval").body)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
@@ -575,7 +577,7 @@ def _min_indent(text: str) -> int:
     return min(len(ln) - len(ln.lstrip()) for ln in text.splitlines() if ln.strip())
 
 
-def _fragment_tries(text: str):
+def _fragment_tries(text: str) -> Iterator[str]:
     """The texts :func:`_parse_fragment` tries after ``text`` itself, built one at a time (each is a pass over the
     fragment, and most fragments parse as they are). ``text`` is dedented: none of its lines holds only
     spaces/tabs."""

@@ -24,7 +24,7 @@ MAX_LITERAL = 2000  # characters of one literal parsed
 MAX_CASES = 5000
 MAX_SEEN = 200_000  # distinct texts and lines remembered while collecting
 
-Key = tuple
+Key = tuple[Any, ...]
 
 
 def canon(v: Any, depth: int = 0) -> Key | None:
@@ -42,7 +42,7 @@ def canon(v: Any, depth: int = 0) -> Key | None:
     if v is None:
         return ("z", None)
     if isinstance(v, (list, tuple)):
-        items = tuple(canon(x, depth + 1) for x in v)
+        items: tuple[Key | None, ...] | list[Any] = tuple(canon(x, depth + 1) for x in v)
         return None if None in items else ("t", items)
     if isinstance(v, (set, frozenset)):
         items = [canon(x, depth + 1) for x in v]

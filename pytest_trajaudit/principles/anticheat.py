@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, READ, SKILL, THINK, THOUGHT, TOOL, USER, Event, Finding, Job
 from ..scan.needles import AnyOf, Found, may_match
@@ -21,6 +23,9 @@ from ._privileged import analyse
 from ._shell import ACT, TEXT, failed_by_output, found, written_paths
 from ._task import git_probes, matcher, mount_re, mounts
 from ._upstream import findings as upstream_findings
+
+if TYPE_CHECKING:
+    from ..model import Task
 
 _NOT_READS = (THINK, SKILL, FETCH)  # plans, sub-agent prompts, skills, web: naming a path there is a mention
 _TOKEN_END = re.compile(r"[\s'\"`;|&<>(){}\[\],]")
@@ -102,7 +107,7 @@ def read_side(job: Job, cfg: Settings) -> Finding:
     fails, warns = _scan_reads(job, cfg, extra)
     if cfg.literal:
         return _read_side_literal(job, cfg, fails)
-    data: dict = {}
+    data: dict[str, Any] = {}
     gits = git_probes(job)
     if task is not None:
         data["task_dir"] = str(task.dir)
@@ -141,7 +146,8 @@ def _merge(a: list[tuple[Event, str]], b: list[tuple[Event, str]]) -> list[tuple
     return out
 
 
-def _content_reads(job: Job, cfg: Settings, task, fails: list, warns: list, data: dict, git_events: set[int]) -> None:
+def _content_reads(job: Job, cfg: Settings, task: Task, fails: list[tuple[Event, str]], warns: list[tuple[Event, str]],
+                   data: dict[str, Any], git_events: set[int]) -> None:
     """Privileged *content* in what a tool call returned, before the agent ever wrote that line itself."""
     m = matcher(task, cfg.privileged_line_min)
     data["privileged_lines"] = len(m.lines)
@@ -149,6 +155,7 @@ def _content_reads(job: Job, cfg: Settings, task, fails: list, warns: list, data
         return
     authored: set[int] = set()
     first_seen: dict[int, Event] = {}
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type == TOOL:
             authored |= m.find(_authored_text(e))
@@ -216,7 +223,8 @@ def _target_texts(e: Event) -> list[tuple[str, bool, Found | None]]:
     return out
 
 
-def _matches(text: str, cfg: Settings, extra: re.Pattern[str] | None, scanned: Found | None = None):
+def _matches(text: str, cfg: Settings, extra: re.Pattern[str] | None, scanned: Found | None = None
+             ) -> Iterator[tuple[re.Match[str], bool]]:
     """(match, prose) pairs: the seed patterns and the task's mounts, then in precise mode the prose patterns
     (``key*.json``, ``answer*``) with ``prose`` true."""
     if may_match(cfg.read_re, text, scanned):
@@ -285,9 +293,11 @@ def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
         before it exists, is planning its own output (a successful read of it still counts)."""
         nonlocal creates
         if creates is None:
+            assert job.trajectory is not None
             creates = {_norm(p) for x in job.trajectory.events if x.type == TOOL for p in written_paths(x)}
         return _is_own(tok, creates)
 
+    assert job.trajectory is not None
     for e in job.trajectory.events:
         if e.type == TOOL:
             written = {_norm(p) for p in written_paths(e)}
@@ -354,6 +364,7 @@ def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
 
 def _read_side_literal(job: Job, cfg: Settings, fails: list[tuple[Event, str]]) -> Finding:
     traj = job.trajectory
+    assert traj is not None
     text = traj.raw_text or "\n".join(e.action_text() + "\n" + e.text + "\n" + e.output for e in traj.events)
     hits = _literal_hits(text, cfg.read_patterns)
     if not hits:
