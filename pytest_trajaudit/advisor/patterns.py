@@ -48,7 +48,7 @@ KEYWORDS = ("advis", "review", "hidden", "held", "secret", "referenc", "gold", "
             "privileged", "task_material_manifest", "solve.sh", "test_outputs")
 
 
-def compile_mentions(patterns: tuple[tuple[str, str], ...] = MENTION_PATTERNS) -> re.Pattern[str]:
+def compile_mentions(patterns: tuple[tuple[str, str], ...] = MENTION_PATTERNS) -> linre.Regex:
     """One alternation, a named group per pattern (``g0``, ``g1``...), case-insensitive; compiled once."""
     return linre.compile("|".join(f"(?P<g{i}>{rx})" for i, (_, rx) in enumerate(patterns)), re.I)
 

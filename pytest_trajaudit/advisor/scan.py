@@ -26,6 +26,7 @@ from typing import Any
 import ahocorasick
 
 from ..model import UnusableInput
+from ..scan.linre import Regex
 from ..scan.overlap import Matcher, PrivilegedLine, collapse
 from .patterns import KEYWORDS, MENTION_PATTERNS, label_of
 
@@ -192,7 +193,7 @@ class Mention:
 class Mentions:
     """Distinct mentions (by pattern label and context, case-insensitive) over any number of chunks."""
 
-    rx: re.Pattern[str]
+    rx: Regex
     public: str = ""  # the task's public instruction: a match whose context quotes it is not counted
     patterns: tuple[tuple[str, str], ...] = MENTION_PATTERNS
     found: list[Mention] = field(default_factory=list)  # the first MAX_MENTIONS
@@ -223,7 +224,7 @@ class Mentions:
                 self.found.append(Mention(label, collapse(m.group(0)), ctx[:160]))
 
 
-def find_mentions(text: str, rx: re.Pattern[str], public: str = "") -> Mentions:
+def find_mentions(text: str, rx: Regex, public: str = "") -> Mentions:
     ms = Mentions(rx, public)
     for chunk in haystack(text):
         ms.feed(chunk)
@@ -240,7 +241,7 @@ class Overlap:
         return [ln.text[:QUOTE_CHARS] for ln in self.lines]
 
 
-def scan(text: str, matcher: Matcher, mention_rx: re.Pattern[str], public: str = "",
+def scan(text: str, matcher: Matcher, mention_rx: Regex, public: str = "",
          where: str = "trajectory") -> tuple[Overlap, Mentions]:
     """One pass over the haystack feeding both checks (each chunk is built once)."""
     hits: set[int] = set()

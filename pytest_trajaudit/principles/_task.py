@@ -23,7 +23,7 @@ def mounts(task: Task) -> list[str]:
     return [MOUNTS[t] for t in tops if t in MOUNTS]
 
 
-def mount_re(task: Task) -> re.Pattern[str] | None:
+def mount_re(task: Task) -> linre.Regex | None:
     """File-level tokens under a privileged mount (``/tests/test_outputs.py``, ``/solution/*``); the bare
     directory (``ls /tests``) is not a read of its content."""
     ms = mounts(task)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..model import AGENT, EDIT, EXECUTE, FETCH, READ, SKILL, THINK, THOUGHT, TOOL, USER, Event, Finding, Job
+from ..scan.linre import Regex
 from ..scan.needles import AnyOf, Found, may_match
 from ..scan.redact import quote
 from ..settings import Settings
@@ -82,7 +83,7 @@ def _reward_note(job: Job) -> str:
     return f", then passed (reward {r})" if r >= 1.0 else f" (reward {r})"
 
 
-def _literal_hits(text: str, patterns: list[re.Pattern[str]]) -> list[str]:
+def _literal_hits(text: str, patterns: list[Regex]) -> list[str]:
     return [p.pattern for p in patterns if p.search(text)]
 
 
@@ -223,7 +224,7 @@ def _target_texts(e: Event) -> list[tuple[str, bool, Found | None]]:
     return out
 
 
-def _matches(text: str, cfg: Settings, extra: re.Pattern[str] | None, scanned: Found | None = None
+def _matches(text: str, cfg: Settings, extra: Regex | None, scanned: Found | None = None
              ) -> Iterator[tuple[re.Match[str], bool]]:
     """(match, prose) pairs: the seed patterns and the task's mounts, then in precise mode the prose patterns
     (``key*.json``, ``answer*``) with ``prose`` true."""
@@ -270,7 +271,7 @@ def _prose_path(tok: str, cfg: Settings, named: set[str], named_paths: set[str])
     return not dirs & cfg.code_tree_dirs
 
 
-def _scan_reads(job: Job, cfg: Settings, extra: re.Pattern[str] | None = None
+def _scan_reads(job: Job, cfg: Settings, extra: Regex | None = None
                 ) -> tuple[list[tuple[Event, str]], list[tuple[Event, str]]]:
     own: set[str] = set()
     fails: list[tuple[Event, str]] = []
