@@ -154,8 +154,8 @@ def _classify_url(url: str, up: Upstream) -> tuple[str, bool] | None:
     if kind == "blob" and len(rest) >= 3:
         return _file_on_ref(name, rest[1], "/".join(rest[2:]), up)
     if kind == "contents" and len(rest) >= 2:
-        on = re.search(r"(?:^|&)ref=([^&]+)", query)
-        return _file_on_ref(name, on.group(1) if on else "", "/".join(rest[1:]), up)
+        ref_arg = re.search(r"(?:^|&)ref=([^&]+)", query)
+        return _file_on_ref(name, ref_arg.group(1) if ref_arg else "", "/".join(rest[1:]), up)
     if kind == "archive":
         ref = "/".join(rest[1:]).removesuffix(".zip").removesuffix(".tar.gz")
         return (None if _is_base(ref.rsplit("/", 1)[-1], up) else (f"archive of {name} at {ref}", True))
