@@ -24,10 +24,13 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
+from .linre import Regex
+
 try:  # the google-re2 module (also for a scan elsewhere that wants RE2's first look: git probes), or None
-    import re2 as RE2
+    import re2
 except ImportError:  # pragma: no cover - the dependency is declared; without it every text takes the loop
-    RE2 = None
+    re2 = None
+RE2 = re2  # a name of this module's own: principles/_task.py imports it (mypy: an explicit export)
 
 try:
     from re import _parser as _sre  # type: ignore[attr-defined]
@@ -40,14 +43,14 @@ except ImportError:  # pragma: no cover - a Python without the module: no prefil
 MIN_NEEDLE = 1  # even one character is a C search (memchr) that spares most texts the regex
 
 
-def needles(rx: re.Pattern[str]) -> tuple[str, ...] | None:
+def needles(rx: Regex) -> tuple[str, ...] | None:
     """Literals such that every match of ``rx`` contains one of them (lower-cased when ``rx`` ignores case: then
     they hold for the lower-cased text, and only ASCII text is filtered); None: unknown (always run ``rx``)."""
     found = _plan(rx)
     return found[0] if found else None
 
 
-def may_match(rx: re.Pattern[str], text: str, found: Found | None = None) -> bool:
+def may_match(rx: Regex, text: str, found: Found | None = None) -> bool:
     """False only when ``rx`` certainly finds nothing in ``text``. ``found``: what :func:`scan` said of this same
     text, when several patterns are asked about it (a stale answer, from before a pattern added needles, is
     not used). (Called for every scanned text: kept to a dictionary lookup and a plain loop.)"""
@@ -87,7 +90,7 @@ class AnyOf:
 
     __slots__ = ("rxs", "plain", "folded", "always", "wide", "loose")
 
-    def __init__(self, rxs: Iterable[re.Pattern[str]]) -> None:
+    def __init__(self, rxs: Iterable[Regex]) -> None:
         self.rxs = tuple(rxs)
         plans = [_plan(rx) for rx in self.rxs]
         self.plain = tuple(dict.fromkeys(n for pl in plans if pl is not None and not pl[1] for n in pl[0]))
@@ -98,7 +101,7 @@ class AnyOf:
         self.wide = tuple(rx for rx, pl in zip(self.rxs, plans, strict=True) if pl is None or pl[1])
         self.loose = any(rx in _UNFUSED for rx in self.rxs)  # the set's answers say nothing about such a pattern
 
-    def candidates(self, text: str, found: Found | None = None) -> Sequence[re.Pattern[str]]:
+    def candidates(self, text: str, found: Found | None = None) -> Sequence[Regex]:
         if found is not None:
             if not found.present and not self.loose and current(found):
                 return self.always if found.ascii else self.wide  # the set saw no needle of any of them
@@ -141,7 +144,7 @@ def scan(text: str) -> Found | None:
     return Found(_FUSED.version, present, text.isascii())
 
 
-def may_match_alone(rx: re.Pattern[str], text: str) -> bool:
+def may_match_alone(rx: Regex, text: str) -> bool:
     """:func:`may_match` for a text that only ``rx`` is asked about (a tool output's head, searched for a guard's
     refusal): a text of :data:`FUSE_MIN` characters or more is searched by one RE2 set of ``rx``'s needles alone, a
     smaller automaton than the set of every pattern's, which nothing else would read. The same answer as the loop
@@ -162,7 +165,7 @@ def may_match_alone(rx: re.Pattern[str], text: str) -> bool:
     return may_match(rx, text) if hits is None else bool(hits)
 
 
-_ALONE: dict[re.Pattern[str], _Fused] = {}  # a pattern's own set (may_match_alone)
+_ALONE: dict[Regex, _Fused] = {}  # a pattern's own set (may_match_alone)
 
 
 def current(found: Found | None) -> bool:
@@ -170,7 +173,7 @@ def current(found: Found | None) -> bool:
     return found is not None and found.version == _FUSED.version and _FUSED.set is not None and not _FUSED.broken
 
 
-_PLANS: dict[re.Pattern[str], tuple[tuple[str, ...], bool] | None] = {}
+_PLANS: dict[Regex, tuple[tuple[str, ...], bool] | None] = {}
 
 FUSE_MIN = 512  # a shorter text takes the loop: a set match has a fixed cost of about a microsecond
 FUSE_MAX_CHARS = 8_000  # needle characters in the set (the project's patterns have about 700)
@@ -235,10 +238,10 @@ def _re2_literal(needle: str) -> str:
 
 
 _FUSED = _Fused()
-_UNFUSED: set[re.Pattern[str]] = set()  # patterns whose needles the set could not take (its cap)
+_UNFUSED: set[Regex] = set()  # patterns whose needles the set could not take (its cap)
 
 
-def _plan(rx: re.Pattern[str]) -> tuple[tuple[str, ...], bool] | None:
+def _plan(rx: Regex) -> tuple[tuple[str, ...], bool] | None:
     """(needles, case-folded) for ``rx``, computed once per pattern."""
     if rx in _PLANS:
         return _PLANS[rx]
