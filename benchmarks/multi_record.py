@@ -12,7 +12,13 @@ For each size it writes ``traces.json`` (N/5 tasks × 5 runs × 30 steps, determ
   Python, reading the file with ``json.load`` as the seed does, in a fresh interpreter;
 - the growth from the smallest to the largest size (a linear audit grows like the runs: 5× from 2,000 to 10,000);
 - with ``--workers W``, the largest size again under ``-n W`` and the number of container parses in each process
-  (counted by ``loaders.multi.parses``, reported by a small plugin this script writes into its work directory).
+  (counted by ``loaders.multi.parses``, reported by a small plugin this script writes into its work directory);
+- where the largest size's peak RSS goes: a bare pytest run of as many trivial parametrized tests as the plugin ran
+  items (pytest's own floor for that many items; the plugin is installed, so it is loaded there too), the plugin's
+  peak above that floor against the file's size, and, in a fresh interpreter without pytest, the peaks of the
+  three data stages: the file listed (``multi.list_members``: its bytes and its index of records), every record
+  loaded one after another and dropped (``multi.load_record``), and, for comparison, the whole file parsed into
+  Python objects (``json.load``, what a parse of the whole tree holds).
 
 It asserts nothing; every command it ran is printed at the end.
 """
@@ -23,6 +29,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shlex
 import subprocess
 import sys
@@ -208,8 +215,47 @@ def baseline(path: Path) -> int:
 
 COMMANDS: list[str] = []
 
+BARE_TEST = """import pytest
+
+
+@pytest.mark.parametrize("i", range({n}))
+def test_bare(i):
+    pass
+"""
+
+
+def probe(path: Path) -> int:
+    """Peak RSS (ru_maxrss, bytes) after each data stage of one traces file, as JSON on stdout: ``start`` (the
+    plugin's loaders imported), ``listed`` (the file read and indexed: ``multi.list_members``), ``loaded`` (every
+    record loaded and dropped in turn), then ``whole`` (``json.load`` of the file, kept while measured)."""
+    import resource
+
+    from pytest_trajaudit.discover.jobs import JobRef
+    from pytest_trajaudit.loaders import multi
+    from pytest_trajaudit.safeio import Budget, events_limit
+
+    def peak() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    out = {"start": peak()}
+    with events_limit(5_000_000):
+        container = JobRef(path.parent, path, multi.RECORD)
+        ids = multi.list_members(container, 1 << 30)
+        out["listed"] = peak()
+        for m in ids:
+            multi.load_record(multi.member_ref(container, m), Budget(1 << 30, 1 << 30))
+        out["loaded"] = peak()
+    multi.release()
+    with open(path, "rb") as f:
+        whole = json.load(f)
+    out["whole"] = peak()
+    del whole
+    sys.stdout.write(json.dumps(out) + "\n")
+    return 0
+
 
 LAST: dict[str, str] = {}
+ITEMS: dict[int, int] = {}  # runs -> items the plugin ran (from pytest's outcome line)
 
 
 def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int]:
@@ -242,9 +288,12 @@ def main() -> None:
                     help="--trajaudit-principles=TG-1,..,TG-5,PASSK (only those items are collected) or -m rules "
                          "(every item is collected, the others deselected)")
     ap.add_argument("--baseline", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--probe", type=Path, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.baseline is not None:
         sys.exit(baseline(a.baseline))
+    if a.probe is not None:
+        sys.exit(probe(a.probe))
 
     work = a.work or Path(tempfile.mkdtemp(prefix="multi-record-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -284,6 +333,8 @@ def main() -> None:
         (work / f"parses-{n}.txt").unlink(missing_ok=True)
         pw, prss = best([*audit(f), "-p", "multi_record_parses"], penv)
         parses = (work / f"parses-{n}.txt").read_text().split()
+        ITEMS[n] = sum(int(k) for k, what in re.findall(r"(\d+) (\w+)", LAST["line"])
+                       if what in ("failed", "passed", "xfailed", "xpassed", "skipped", "error", "errors"))
         rows.append((n, size, bw, brss, pw, prss))
         sys.stdout.write(f"{n:>6} runs, {size / 2**20:5.1f} MiB: baseline {bw:6.2f} s {brss / 2**20:5.0f} MiB | "
                          f"plugin {pw:6.2f} s {prss / 2**20:5.0f} MiB = {pw / bw:5.1f}x the baseline, "
@@ -296,6 +347,29 @@ def main() -> None:
     n, size, bw, _, pw, prss = rows[-1]
     sys.stdout.write(f"{n} runs: plugin / baseline {pw / bw:.1f}x (target <= 10x); peak RSS / file size "
                      f"{prss / size:.2f} (target <= 3x)\n")
+    items = ITEMS.get(n, 0)
+    if items:
+        (work / "bare").mkdir(exist_ok=True)
+        (work / "bare" / "test_bare.py").write_text(BARE_TEST.format(n=items))
+        _, bare = best([py, "-m", "pytest", "bare/test_bare.py", "-q", "-p", "no:cacheprovider", *extra])
+        above = prss - bare
+        sys.stdout.write(f"peak RSS {prss / 2**20:.0f} MiB = {prss / size:.2f}x the file; bare pytest with the same "
+                         f"{items} items (trivial passing tests) {bare / 2**20:.0f} MiB = {bare / size:.2f}x the file; "
+                         f"above it {above / 2**20:.0f} MiB = {above / size:.2f}x the file\n")
+    COMMANDS.append(shlex.join([py, __file__, "--probe", str(work / f"traces-{n}.json")]))
+    res = subprocess.run([py, __file__, "--probe", str(work / f"traces-{n}.json")], env=env, cwd=work,
+                         capture_output=True, text=True)
+    if res.returncode == 0:
+        st = json.loads(res.stdout)
+        sys.stdout.write(
+            f"data stages, fresh interpreter without pytest (peak RSS above the loaders' import, "
+            f"{st['start'] / 2**20:.0f} MiB): file listed and indexed +{(st['listed'] - st['start']) / 2**20:.0f} "
+            f"MiB = {(st['listed'] - st['start']) / size:.2f}x the file; every record loaded in turn "
+            f"+{(st['loaded'] - st['start']) / 2**20:.0f} MiB = {(st['loaded'] - st['start']) / size:.2f}x; "
+            f"for comparison the whole tree (json.load) +{(st['whole'] - st['start']) / 2**20:.0f} MiB = "
+            f"{(st['whole'] - st['start']) / size:.2f}x\n")
+    else:
+        sys.stdout.write(f"  probe failed: {res.stderr[-800:]}\n")
     if a.workers:
         f = work / f"traces-{n}.json"
         out = work / f"parses-{n}-n{a.workers}.txt"

@@ -313,15 +313,16 @@ def lines(data: bytes, fields: Fields) -> tuple[list[Any], list[int]]:
 
 def view(value: Any, paths: tuple[Path_, ...], head: int = HEAD) -> Any:
     """A copy of ``value`` (from :func:`document`) for format detection: the first ``head`` records of each
-    record list parsed whole, the others left as spans (detection reads the first 50 of a list)."""
+    record list among the first ``head`` elements of every list around it parsed whole, the others left as spans
+    (detection reads the first 50 of a list): at most ``head`` × ``head`` records for ``tasks[*].runs``."""
     return _view(value, (), frozenset(paths), _prefixes(paths), head)
 
 
 def _view(value: Any, at: Path_, paths: frozenset[Path_], prefixes: frozenset[Path_], head: int) -> Any:
     if isinstance(value, list) and at in paths:
         return [resolve(v) for v in value[:head]] + value[head:]
-    if isinstance(value, list) and at + ("*",) in prefixes:
-        return [_view(v, at + ("*",), paths, prefixes, head) for v in value]
+    if isinstance(value, list) and at + ("*",) in prefixes:  # e.g. the first tasks, holding records
+        return [_view(v, at + ("*",), paths, prefixes, head) for v in value[:head]] + value[head:]
     if isinstance(value, dict) and at in prefixes:
         return {k: _view(v, at + (k,), paths, prefixes, head) for k, v in value.items()}
     return value
