@@ -275,7 +275,7 @@ _MODULE = "multi.module"
 
 
 def _multi_module(parsed: Parsed, path: Path) -> Any:
-    mod = parsed.memo.get(_MODULE) if parsed.memo else None
+    mod: Any = parsed.memo.get(_MODULE) if parsed.memo else None
     mod = mod or detect(parsed)
     if mod is None:
         shape = parsed.kind if parsed.kind != "json" else type(parsed.value).__name__
