@@ -165,15 +165,29 @@ def value_end(buf: bytes | memoryview, pos: int, depth: int = 0) -> int:
     return m.end()
 
 
-def array_items(buf: bytes | memoryview, pos: int, depth: int = 0) -> tuple[list[tuple[int, int]], int]:
-    """The spans of the elements of the array opening at ``buf[pos]``, and the array's end."""
-    out: list[tuple[int, int]] = []
+Item = Callable[[int, int], tuple[Any, int]]  # (value start, depth) -> (what to keep of it, its end)
+
+
+def _span(buf: bytes | memoryview) -> Item:
+    """An :data:`Item` keeping ``(start, end)`` of each value."""
+
+    def item(pos: int, depth: int) -> tuple[Any, int]:
+        end = value_end(buf, pos, depth)
+        return (pos, end), end
+
+    return item
+
+
+def _array(buf: bytes | memoryview, pos: int, depth: int, item: Item) -> tuple[list[Any], int]:
+    """``item`` of each element of the array opening at ``buf[pos]`` (each element scanned once, by ``item``),
+    and the array's end."""
+    out: list[Any] = []
     pos = skip_ws(buf, pos + 1)
     if buf[pos:pos + 1] == b"]":
         return out, pos + 1
     while True:
-        end = value_end(buf, pos, depth + 1)
-        out.append((pos, end))
+        kept, end = item(pos, depth + 1)
+        out.append(kept)
         pos = skip_ws(buf, end)
         c = buf[pos:pos + 1]
         if c == b"]":
@@ -183,9 +197,11 @@ def array_items(buf: bytes | memoryview, pos: int, depth: int = 0) -> tuple[list
         pos = skip_ws(buf, pos + 1)
 
 
-def object_members(buf: bytes | memoryview, pos: int, depth: int = 0) -> tuple[list[tuple[str, int, int]], int]:
-    """``(key, value start, value end)`` of each member of the object opening at ``buf[pos]``, and its end."""
-    out: list[tuple[str, int, int]] = []
+def _object(buf: bytes | memoryview, pos: int, depth: int,
+            member: Callable[[str, int, int], tuple[Any, int]]) -> tuple[list[tuple[str, Any]], int]:
+    """``(key, member(key, value start, depth))`` of each member of the object opening at ``buf[pos]`` (each value
+    scanned once, by ``member``), and the object's end."""
+    out: list[tuple[str, Any]] = []
     pos = skip_ws(buf, pos + 1)
     if buf[pos:pos + 1] == b"}":
         return out, pos + 1
@@ -198,8 +214,8 @@ def object_members(buf: bytes | memoryview, pos: int, depth: int = 0) -> tuple[l
         if buf[pos:pos + 1] != b":":
             raise Declined("':' expected")
         pos = skip_ws(buf, pos + 1)
-        end = value_end(buf, pos, depth + 1)
-        out.append((key, pos, end))
+        kept, end = member(key, pos, depth + 1)
+        out.append((key, kept))
         pos = skip_ws(buf, end)
         c = buf[pos:pos + 1]
         if c == b"}":
@@ -207,6 +223,18 @@ def object_members(buf: bytes | memoryview, pos: int, depth: int = 0) -> tuple[l
         if c != b",":
             raise Declined("',' or '}' expected")
         pos = skip_ws(buf, pos + 1)
+
+
+def array_items(buf: bytes | memoryview, pos: int, depth: int = 0) -> tuple[list[tuple[int, int]], int]:
+    """The spans of the elements of the array opening at ``buf[pos]``, and the array's end."""
+    return _array(buf, pos, depth, _span(buf))
+
+
+def object_members(buf: bytes | memoryview, pos: int, depth: int = 0) -> tuple[list[tuple[str, int, int]], int]:
+    """``(key, value start, value end)`` of each member of the object opening at ``buf[pos]``, and its end."""
+    item = _span(buf)
+    members, end = _object(buf, pos, depth, lambda key, p, d: item(p, d))
+    return [(key, s, e) for key, (s, e) in members], end
 
 
 def _loads(raw: bytes | memoryview) -> Any:
@@ -249,23 +277,23 @@ class _Walk:
         buf = self.buf
         c = buf[pos] if pos < len(buf) else -1
         if c == 0x5B and at in self.paths:  # '[' at a record path: its objects become spans
-            items, end = array_items(buf, pos, depth)
-            return [self.record(s, e) if buf[s] == 0x7B else _loads(buf[s:e]) for s, e in items], end
+            return _array(buf, pos, depth, self.record)
         if c == 0x5B and at + ("*",) in self.prefixes:
-            items, end = array_items(buf, pos, depth)
-            return [self.value(s, at + ("*",), depth + 1)[0] for s, _ in items], end
+            return _array(buf, pos, depth, lambda p, d: self.value(p, at + ("*",), d))
         if c == 0x7B and at in self.prefixes:
-            members, end = object_members(buf, pos, depth)
-            out: dict[str, Any] = {}
-            for key, s, _ in members:
-                out[key] = self.value(s, at + (key,), depth + 1)[0]  # a repeated key: the last wins, as in orjson
-            return out, end
+            members, end = _object(buf, pos, depth, lambda key, p, d: self.value(p, at + (key,), d))
+            return dict(members), end  # a repeated key: the last wins at the first one's place, as in orjson
         end = value_end(buf, pos, depth)
         return _loads(buf[pos:end]), end
 
-    def record(self, start: int, end: int) -> Span:
-        rec = _loads(self.buf[start:end])  # validates the record; only the listed fields are kept
-        return Span(self.buf, start, end, self.fields(rec))
+    def record(self, pos: int, depth: int) -> tuple[Any, int]:
+        """An object: its span, the record parsed once (which validates it) for the fields kept; anything else
+        parsed."""
+        end = value_end(self.buf, pos, depth)
+        rec = _loads(self.buf[pos:end])
+        if self.buf[pos] != 0x7B:
+            return rec, end
+        return Span(self.buf, pos, end, self.fields(rec)), end
 
 
 def document(data: bytes, paths: tuple[Path_, ...], fields: Fields) -> Any:
