@@ -22,11 +22,16 @@ The format-module interface (plain Python, no pytest):
   parsing the whole file (one streaming pass over JSON Lines reading only ids; the zip central directory); None
   when it has no cheap way for this file. Then listing parses the file.
 
+- ``SPANS`` (optional) — a :class:`spans.Spec`: the file is then indexed by its records' byte spans (its bytes
+  held once, each record parsed from its own slice when it loads) instead of parsed whole, and ``members`` /
+  ``load_member`` meet records as :class:`spans.Span` objects (``Span.get`` reads the fields the index kept,
+  ``spans.resolve`` parses one). A file the index declines is parsed whole.
+
 A module may also define ``load(parsed, path)`` for a file of its format holding one run.
 
 Collection lists the members (:func:`list_members`) and makes one node per member, named by
-:func:`node_name`; loading a member (:func:`load_record`) parses the container and lists its members once per
-process (a bounded cache keyed by the file's identity, see ``MAX_CONTAINERS``), and the module indexes its records
+:func:`node_name`; loading a member (:func:`load_record`) reads and indexes (or parses) the container and lists
+its members once per process (a bounded cache keyed by the file's identity, see ``MAX_CONTAINERS``), and the module indexes its records
 once per parse (``safeio.derived``), so loading every record of a file is linear in its records.
 """
 

@@ -13,15 +13,16 @@ Two shapes:
   at a record path is a :class:`Span`; every other value is parsed with orjson from its own slice;
 - **JSON Lines** (:func:`lines`): every non-blank line that holds an object is a :class:`Span`.
 
-Both return None whenever the file is not certainly of that shape in UTF-8 (another encoding, a NUL byte, a file
-that is not valid JSON, more containers than the events limit, nesting deeper than orjson's 1,024 levels, any
-token out of place): the caller then parses the file whole (``safeio.parse_bytes``), which gives the same values
-or the exact error it always gives. This module never raises for bad input; it declines.
+Both raise :class:`Declined` whenever the file is not certainly of that shape in UTF-8 (another encoding, a NUL
+byte, a file that is not valid JSON, more containers than the events limit, nesting deeper than orjson's 1,024
+levels, any token out of place): the caller then parses the file whole (``safeio.parse_bytes``), which gives the
+same values or the exact one-line error it always gives. Bad input never gets an error of this module's own.
 
-The tokenizer is linear: a JSON string is matched by an unrolled pattern (every character has one way to match),
-quantifiers are possessive, and a container is skipped by one pattern matching up to :data:`NEST` levels of
-nesting in C (a deeper one is skipped by a loop over its brackets, which counts the depth). Brackets, quotes and
-escapes inside strings never count.
+The tokenizer is linear: every quantifier is possessive and every alternative starts with a different character,
+so each byte has one way to match and nothing is tried twice; a JSON string is matched whole (an escape is a
+backslash and the character after it); a container is skipped by one pattern matching up to :data:`NEST` levels
+of nesting in C (a deeper one by a loop over its brackets, which counts the depth). A container on the way to the
+records is scanned once, while it is walked. Brackets, quotes and escapes inside strings never count.
 """
 
 from __future__ import annotations
