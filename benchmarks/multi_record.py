@@ -20,7 +20,8 @@ For each size it writes ``traces.json`` (N/5 tasks × 5 runs × 30 steps, determ
   loaded one after another and dropped (``multi.load_record``), and, for comparison, the whole file parsed into
   Python objects (``json.load``, what a parse of the whole tree holds).
 
-It asserts nothing; every command it ran is printed at the end.
+Wall times and, less sensitive to a busy machine, CPU times (user + system of each process and its children, the
+least of the repeats) are printed. It asserts nothing; every command it ran is printed at the end.
 """
 
 from __future__ import annotations
@@ -255,11 +256,14 @@ def probe(path: Path) -> int:
 
 
 LAST: dict[str, str] = {}
+LAST_CPU = [0.0]
+CPU: dict[tuple[str, int], float] = {}  # (baseline | plugin, runs) -> least CPU seconds of the repeats
 ITEMS: dict[int, int] = {}  # runs -> items the plugin ran (from pytest's outcome line)
 
 
 def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in bytes of the largest process, exit code); pytest's outcome line in LAST."""
+    """(wall seconds, peak RSS in bytes of the largest process, exit code); pytest's outcome line in LAST, the
+    CPU seconds (user + system) of the process and its children in LAST_CPU."""
     COMMANDS.append(shlex.join(cmd))
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         t = time.perf_counter()
@@ -271,6 +275,7 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int
         out, err = fo.read(), fe.read()
     tail = [ln for ln in out.decode(errors="replace").splitlines() if " in " in ln and ("passed" in ln or "error" in ln)]
     LAST["line"] = tail[-1].strip("= ") if tail else ""
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1, 3):
         sys.stdout.write(f"  exit {code}: {err.decode(errors='replace')[-800:]}{out.decode(errors='replace')[-800:]}\n")
@@ -314,12 +319,15 @@ def main() -> None:
                f"--basetemp={work / 'basetemp'}", *extra]
         return cmd + (["-n", str(workers)] if workers is not None else [])
 
-    def best(cmd: list[str], env: dict[str, str] = env) -> tuple[float, int]:
-        walls, rss = [], 0
+    def best(cmd: list[str], env: dict[str, str] = env, cpu: tuple[str, int] | None = None) -> tuple[float, int]:
+        walls, rss, cpus = [], 0, []
         for _ in range(a.repeat):
             w, r, _ = run(cmd, env, work)
             walls.append(w)
+            cpus.append(LAST_CPU[0])
             rss = max(rss, r)
+        if cpu is not None:
+            CPU[cpu] = min(cpus)
         return min(walls), rss
 
     rows = []
@@ -328,24 +336,29 @@ def main() -> None:
         if not f.exists():
             make_traces(f, n)
         size = f.stat().st_size
-        bw, brss = best([py, __file__, "--baseline", str(f)])
+        bw, brss = best([py, __file__, "--baseline", str(f)], cpu=("baseline", n))
         penv = dict(env, MULTI_RECORD_PARSES_OUT=str(work / f"parses-{n}.txt"))
         (work / f"parses-{n}.txt").unlink(missing_ok=True)
-        pw, prss = best([*audit(f), "-p", "multi_record_parses"], penv)
+        pw, prss = best([*audit(f), "-p", "multi_record_parses"], penv, cpu=("plugin", n))
         parses = (work / f"parses-{n}.txt").read_text().split()
         ITEMS[n] = sum(int(k) for k, what in re.findall(r"(\d+) (\w+)", LAST["line"])
                        if what in ("failed", "passed", "xfailed", "xpassed", "skipped", "error", "errors"))
         rows.append((n, size, bw, brss, pw, prss))
         sys.stdout.write(f"{n:>6} runs, {size / 2**20:5.1f} MiB: baseline {bw:6.2f} s {brss / 2**20:5.0f} MiB | "
                          f"plugin {pw:6.2f} s {prss / 2**20:5.0f} MiB = {pw / bw:5.1f}x the baseline, "
-                         f"peak RSS {prss / size:4.2f}x the file | parses {parses[1::2]}\n"
+                         f"peak RSS {prss / size:4.2f}x the file | parses {parses[1::2]} | CPU baseline "
+                         f"{CPU['baseline', n]:.2f} s, plugin {CPU['plugin', n]:.2f} s = "
+                         f"{CPU['plugin', n] / CPU['baseline', n]:.1f}x\n"
                          f"{'':27}pytest: {LAST['line']}\n")
     if len(rows) > 1:
         (n0, _, b0, _, p0, _), (n1, _, b1, _, p1, _) = rows[0], rows[-1]
         sys.stdout.write(f"\ngrowth {n0} -> {n1} runs ({n1 / n0:.1f}x the runs): plugin {p1 / p0:.2f}x, "
-                         f"baseline {b1 / b0:.2f}x (target: plugin <= 5.5x)\n")
+                         f"baseline {b1 / b0:.2f}x (target: plugin <= 5.5x); in CPU time: plugin "
+                         f"{CPU['plugin', n1] / CPU['plugin', n0]:.2f}x, baseline "
+                         f"{CPU['baseline', n1] / CPU['baseline', n0]:.2f}x\n")
     n, size, bw, _, pw, prss = rows[-1]
-    sys.stdout.write(f"{n} runs: plugin / baseline {pw / bw:.1f}x (target <= 10x); peak RSS / file size "
+    sys.stdout.write(f"{n} runs: plugin / baseline {pw / bw:.1f}x, in CPU time "
+                     f"{CPU['plugin', n] / CPU['baseline', n]:.1f}x (target <= 10x); peak RSS / file size "
                      f"{prss / size:.2f} (target <= 3x)\n")
     items = ITEMS.get(n, 0)
     if items:
