@@ -12,9 +12,16 @@ For each size it writes ``traces.json`` (N/5 tasks × 5 runs × 30 steps, determ
   Python, reading the file with ``json.load`` as the seed does, in a fresh interpreter;
 - the growth from the smallest to the largest size (a linear audit grows like the runs: 5× from 2,000 to 10,000);
 - with ``--workers W``, the largest size again under ``-n W`` and the number of container parses in each process
-  (counted by ``loaders.multi.parses``, reported by a small plugin this script writes into its work directory).
+  (counted by ``loaders.multi.parses``, reported by a small plugin this script writes into its work directory);
+- where the largest size's peak RSS goes: a bare pytest run of as many trivial parametrized tests as the plugin ran
+  items (pytest's own floor for that many items; the plugin is installed, so it is loaded there too), the plugin's
+  peak above that floor against the file's size, and, in a fresh interpreter without pytest, the peaks of the
+  three data stages: the file listed (``multi.list_members``: its bytes and its index of records), every record
+  loaded one after another and dropped (``multi.load_record``), and, for comparison, the whole file parsed into
+  Python objects (``json.load``, what a parse of the whole tree holds).
 
-It asserts nothing; every command it ran is printed at the end.
+Wall times and, less sensitive to a busy machine, CPU times (user + system of each process and its children, the
+least of the repeats) are printed. It asserts nothing; every command it ran is printed at the end.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shlex
 import subprocess
 import sys
@@ -208,12 +216,54 @@ def baseline(path: Path) -> int:
 
 COMMANDS: list[str] = []
 
+BARE_TEST = """import pytest
+
+
+@pytest.mark.parametrize("i", range({n}))
+def test_bare(i):
+    pass
+"""
+
+
+def probe(path: Path) -> int:
+    """Peak RSS (ru_maxrss, bytes) after each data stage of one traces file, as JSON on stdout: ``start`` (the
+    plugin's loaders imported), ``listed`` (the file read and indexed: ``multi.list_members``), ``loaded`` (every
+    record loaded and dropped in turn), then ``whole`` (``json.load`` of the file, kept while measured)."""
+    import resource
+
+    from pytest_trajaudit.discover.jobs import JobRef
+    from pytest_trajaudit.loaders import multi
+    from pytest_trajaudit.safeio import Budget, events_limit
+
+    def peak() -> int:
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+    out = {"start": peak()}
+    with events_limit(5_000_000):
+        container = JobRef(path.parent, path, multi.RECORD)
+        ids = multi.list_members(container, 1 << 30)
+        out["listed"] = peak()
+        for m in ids:
+            multi.load_record(multi.member_ref(container, m), Budget(1 << 30, 1 << 30))
+        out["loaded"] = peak()
+    multi.release()
+    with open(path, "rb") as f:
+        whole = json.load(f)
+    out["whole"] = peak()
+    del whole
+    sys.stdout.write(json.dumps(out) + "\n")
+    return 0
+
 
 LAST: dict[str, str] = {}
+LAST_CPU = [0.0]
+CPU: dict[tuple[str, int], float] = {}  # (baseline | plugin, runs) -> least CPU seconds of the repeats
+ITEMS: dict[int, int] = {}  # runs -> items the plugin ran (from pytest's outcome line)
 
 
 def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int]:
-    """(wall seconds, peak RSS in bytes of the largest process, exit code); pytest's outcome line in LAST."""
+    """(wall seconds, peak RSS in bytes of the largest process, exit code); pytest's outcome line in LAST, the
+    CPU seconds (user + system) of the process and its children in LAST_CPU."""
     COMMANDS.append(shlex.join(cmd))
     with tempfile.TemporaryFile() as fo, tempfile.TemporaryFile() as fe:
         t = time.perf_counter()
@@ -225,6 +275,7 @@ def run(cmd: list[str], env: dict[str, str], cwd: Path) -> tuple[float, int, int
         out, err = fo.read(), fe.read()
     tail = [ln for ln in out.decode(errors="replace").splitlines() if " in " in ln and ("passed" in ln or "error" in ln)]
     LAST["line"] = tail[-1].strip("= ") if tail else ""
+    LAST_CPU[0] = usage.ru_utime + usage.ru_stime
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1, 3):
         sys.stdout.write(f"  exit {code}: {err.decode(errors='replace')[-800:]}{out.decode(errors='replace')[-800:]}\n")
@@ -242,9 +293,12 @@ def main() -> None:
                     help="--trajaudit-principles=TG-1,..,TG-5,PASSK (only those items are collected) or -m rules "
                          "(every item is collected, the others deselected)")
     ap.add_argument("--baseline", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--probe", type=Path, default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.baseline is not None:
         sys.exit(baseline(a.baseline))
+    if a.probe is not None:
+        sys.exit(probe(a.probe))
 
     work = a.work or Path(tempfile.mkdtemp(prefix="multi-record-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -265,12 +319,15 @@ def main() -> None:
                f"--basetemp={work / 'basetemp'}", *extra]
         return cmd + (["-n", str(workers)] if workers is not None else [])
 
-    def best(cmd: list[str], env: dict[str, str] = env) -> tuple[float, int]:
-        walls, rss = [], 0
+    def best(cmd: list[str], env: dict[str, str] = env, cpu: tuple[str, int] | None = None) -> tuple[float, int]:
+        walls, rss, cpus = [], 0, []
         for _ in range(a.repeat):
             w, r, _ = run(cmd, env, work)
             walls.append(w)
+            cpus.append(LAST_CPU[0])
             rss = max(rss, r)
+        if cpu is not None:
+            CPU[cpu] = min(cpus)
         return min(walls), rss
 
     rows = []
@@ -279,23 +336,53 @@ def main() -> None:
         if not f.exists():
             make_traces(f, n)
         size = f.stat().st_size
-        bw, brss = best([py, __file__, "--baseline", str(f)])
+        bw, brss = best([py, __file__, "--baseline", str(f)], cpu=("baseline", n))
         penv = dict(env, MULTI_RECORD_PARSES_OUT=str(work / f"parses-{n}.txt"))
         (work / f"parses-{n}.txt").unlink(missing_ok=True)
-        pw, prss = best([*audit(f), "-p", "multi_record_parses"], penv)
+        pw, prss = best([*audit(f), "-p", "multi_record_parses"], penv, cpu=("plugin", n))
         parses = (work / f"parses-{n}.txt").read_text().split()
+        ITEMS[n] = sum(int(k) for k, what in re.findall(r"(\d+) (\w+)", LAST["line"])
+                       if what in ("failed", "passed", "xfailed", "xpassed", "skipped", "error", "errors"))
         rows.append((n, size, bw, brss, pw, prss))
         sys.stdout.write(f"{n:>6} runs, {size / 2**20:5.1f} MiB: baseline {bw:6.2f} s {brss / 2**20:5.0f} MiB | "
                          f"plugin {pw:6.2f} s {prss / 2**20:5.0f} MiB = {pw / bw:5.1f}x the baseline, "
-                         f"peak RSS {prss / size:4.2f}x the file | parses {parses[1::2]}\n"
+                         f"peak RSS {prss / size:4.2f}x the file | parses {parses[1::2]} | CPU baseline "
+                         f"{CPU['baseline', n]:.2f} s, plugin {CPU['plugin', n]:.2f} s = "
+                         f"{CPU['plugin', n] / CPU['baseline', n]:.1f}x\n"
                          f"{'':27}pytest: {LAST['line']}\n")
     if len(rows) > 1:
         (n0, _, b0, _, p0, _), (n1, _, b1, _, p1, _) = rows[0], rows[-1]
         sys.stdout.write(f"\ngrowth {n0} -> {n1} runs ({n1 / n0:.1f}x the runs): plugin {p1 / p0:.2f}x, "
-                         f"baseline {b1 / b0:.2f}x (target: plugin <= 5.5x)\n")
+                         f"baseline {b1 / b0:.2f}x (target: plugin <= 5.5x); in CPU time: plugin "
+                         f"{CPU['plugin', n1] / CPU['plugin', n0]:.2f}x, baseline "
+                         f"{CPU['baseline', n1] / CPU['baseline', n0]:.2f}x\n")
     n, size, bw, _, pw, prss = rows[-1]
-    sys.stdout.write(f"{n} runs: plugin / baseline {pw / bw:.1f}x (target <= 10x); peak RSS / file size "
+    sys.stdout.write(f"{n} runs: plugin / baseline {pw / bw:.1f}x, in CPU time "
+                     f"{CPU['plugin', n] / CPU['baseline', n]:.1f}x (target <= 10x); peak RSS / file size "
                      f"{prss / size:.2f} (target <= 3x)\n")
+    items = ITEMS.get(n, 0)
+    if items:
+        (work / "bare").mkdir(exist_ok=True)
+        (work / "bare" / "test_bare.py").write_text(BARE_TEST.format(n=items))
+        _, bare = best([py, "-m", "pytest", "bare/test_bare.py", "-q", "-p", "no:cacheprovider", *extra])
+        above = prss - bare
+        sys.stdout.write(f"peak RSS {prss / 2**20:.0f} MiB = {prss / size:.2f}x the file; bare pytest with the same "
+                         f"{items} items (trivial passing tests) {bare / 2**20:.0f} MiB = {bare / size:.2f}x the file; "
+                         f"above it {above / 2**20:.0f} MiB = {above / size:.2f}x the file\n")
+    COMMANDS.append(shlex.join([py, __file__, "--probe", str(work / f"traces-{n}.json")]))
+    res = subprocess.run([py, __file__, "--probe", str(work / f"traces-{n}.json")], env=env, cwd=work,
+                         capture_output=True, text=True)
+    if res.returncode == 0:
+        st = json.loads(res.stdout)
+        sys.stdout.write(
+            f"data stages, fresh interpreter without pytest (peak RSS above the loaders' import, "
+            f"{st['start'] / 2**20:.0f} MiB): file listed and indexed +{(st['listed'] - st['start']) / 2**20:.0f} "
+            f"MiB = {(st['listed'] - st['start']) / size:.2f}x the file; every record loaded in turn "
+            f"+{(st['loaded'] - st['start']) / 2**20:.0f} MiB = {(st['loaded'] - st['start']) / size:.2f}x; "
+            f"for comparison the whole tree (json.load) +{(st['whole'] - st['start']) / 2**20:.0f} MiB = "
+            f"{(st['whole'] - st['start']) / size:.2f}x\n")
+    else:
+        sys.stdout.write(f"  probe failed: {res.stderr[-800:]}\n")
     if a.workers:
         f = work / f"traces-{n}.json"
         out = work / f"parses-{n}-n{a.workers}.txt"

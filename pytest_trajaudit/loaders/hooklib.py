@@ -28,10 +28,13 @@ import orjson
 from ..model import Event, Trajectory, UnusableInput
 from ..safeio import Parsed, derived, loads_bounded
 from .common import tool_event
+from .spans import Span, Spec, keep, resolve
 from .traces import only_member, unique_ids
 
 NAME = "hooklib-audit"
 MULTI = True
+# A log is indexed by its lines' spans (loaders/spans.py); the index keeps what groups a line into its session.
+SPANS = Spec(paths=None, jsonl=True, fields=keep("session_id", "tool_name", "tool"))
 
 _ARG_KEYS = ("file_path", "path", "command", "url")
 _FOREIGN = ("type", "message", "payload", "role", "messages")
@@ -53,7 +56,7 @@ def _is_line(v: Any) -> bool:
         not any(k in v for k in _FOREIGN)
 
 
-def _tool(v: dict[str, Any]) -> str:
+def _tool(v: dict[str, Any] | Span) -> str:
     t = v.get("tool_name") or v.get("tool")
     return t if isinstance(t, str) else ""
 
@@ -75,16 +78,16 @@ def claims(name: str, head: bytes) -> str | None:
     return "multi" if _is_line(v) else None
 
 
-def _sessions(parsed: Parsed) -> dict[str, list[tuple[dict[str, Any], int]]]:
-    """member id → the session's tool lines in file order (sessions in order of their first tool line). The
-    member id is the session id made node-safe (see traces.unique_ids). Built once per parsed file."""
+def _sessions(parsed: Parsed) -> dict[str, list[tuple[dict[str, Any] | Span, int]]]:
+    """member id → the session's tool lines (or their spans) in file order (sessions in order of their first tool
+    line). The member id is the session id made node-safe (see traces.unique_ids). Built once per parsed file."""
     return derived(parsed, "hooklib.sessions", lambda: _group(parsed))
 
 
-def _group(parsed: Parsed) -> dict[str, list[tuple[dict[str, Any], int]]]:
-    by_sid: dict[str, list[tuple[dict[str, Any], int]]] = {}
+def _group(parsed: Parsed) -> dict[str, list[tuple[dict[str, Any] | Span, int]]]:
+    by_sid: dict[str, list[tuple[dict[str, Any] | Span, int]]] = {}
     for v, lineno in _values(parsed):
-        if not isinstance(v, dict) or not _tool(v):
+        if not isinstance(v, dict | Span) or not _tool(v):
             continue
         sid = v.get("session_id")
         sid = sid if isinstance(sid, str) and sid else (str(sid) if sid not in (None, "") else DEFAULT_SESSION)
@@ -144,12 +147,13 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
     sessions = _sessions(parsed)
     if member not in sessions:
         raise UnusableInput(path, f"no session {member!r} with tool calls in this audit log")
-    events, failures_recorded, hook_lines = _calls(sessions[member])
+    lines = [(resolve(v), n) for v, n in sessions[member]]  # a session's lines are parsed for its load only
+    events, failures_recorded, hook_lines = _calls(lines)
     delivered = all(e.status != "failed" for e in events)
     meta = {"agent": "claude-code", "session_id": member, "member": member, "delivered": delivered,
             "delivered_source": "hooklib audit log: no task verdict, delivered = no call failed",
             "failures_recorded": failures_recorded, "hook_lines": hook_lines}
-    text = "\n".join(orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS).decode() for v, _ in sessions[member])
+    text = "\n".join(orjson.dumps(v, option=orjson.OPT_NON_STR_KEYS).decode() for v, _ in lines)
     traj = Trajectory(format=NAME, source=str(path), events=events, meta=meta, raw_text=text + "\n")
     job_meta = {"task": member, "trial": member, "agent": "claude-code", "model": "", "reward": None,
                 "reward_source": None, "exception": None}

@@ -66,9 +66,13 @@ from ..model import (
 from ..safeio import Parsed, SafeZip, decode_text, derived, is_zip, open_zip, parse_text
 from ..scan import linre
 from .common import clip, flatten_text, mark_submissions, score_value, shell_read_paths, tool_event
+from .spans import Span, Spec, keep, resolve
 
 NAME = "inspect-ai"
 MULTI = True
+# A JSON log is indexed by its samples' spans (loaders/spans.py); the index keeps what a sample's member id needs.
+# An .eval zip reads each sample from its own archive member.
+SPANS = Spec(paths=(("samples",),), jsonl=False, fields=keep("id", "epoch"))
 
 _SAMPLE_NAME = linre.compile(r"^samples/(.+)\.json$")
 _JSON_HEAD = re.compile(rb'^\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:\s*"')
@@ -117,7 +121,7 @@ def _zip_ids(z: SafeZip) -> list[str]:
     return sorted(ids, key=_natural)
 
 
-def _sample_id(s: dict[str, Any]) -> str:
+def _sample_id(s: dict[str, Any] | Span) -> str:
     sid = s.get("id")
     return f"{sid if isinstance(sid, str | int) and not isinstance(sid, bool) else ''}_epoch_{s.get('epoch', 1)}"
 
@@ -130,7 +134,7 @@ def members(parsed: Parsed, path: str) -> list[str] | None:
         samples = v.get("samples") or []
         if not isinstance(samples, list):
             raise UnusableInput(path, "samples is not a list")
-        return [_sample_id(s) for s in samples if isinstance(s, dict)]
+        return [_sample_id(s) for s in samples if isinstance(s, dict | Span)]
     return None
 
 
@@ -518,15 +522,16 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
     sample = by_id.get(member)
     if sample is None:
         raise UnusableInput(path, f"no sample {member!r} in this log")
+    sample = resolve(sample)  # a sample's span is parsed for its load only
     raw = orjson.dumps(sample).decode()
     return _build(dict(header), sample, path, member, raw, distinct)
 
 
-def _json_index(v: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any]], int]:
+def _json_index(v: dict[str, Any]) -> tuple[dict[str, Any], dict[str, dict[str, Any] | Span], int]:
     """A JSON log's header, its samples by member id (the first of each id) and its number of distinct samples,
     built once per parsed file."""
-    samples = [s for s in (v.get("samples") or []) if isinstance(s, dict)]
-    by_id: dict[str, dict[str, Any]] = {}
+    samples = [s for s in (v.get("samples") or []) if isinstance(s, dict | Span)]
+    by_id: dict[str, dict[str, Any] | Span] = {}
     for s in samples:
         by_id.setdefault(_sample_id(s), s)
     header = {k: val for k, val in v.items() if k != "samples"}

@@ -22,11 +22,16 @@ The format-module interface (plain Python, no pytest):
   parsing the whole file (one streaming pass over JSON Lines reading only ids; the zip central directory); None
   when it has no cheap way for this file. Then listing parses the file.
 
+- ``SPANS`` (optional) — a :class:`spans.Spec`: the file is then indexed by its records' byte spans (its bytes
+  held once, each record parsed from its own slice when it loads) instead of parsed whole, and ``members`` /
+  ``load_member`` meet records as :class:`spans.Span` objects (``Span.get`` reads the fields the index kept,
+  ``spans.resolve`` parses one). A file the index declines is parsed whole.
+
 A module may also define ``load(parsed, path)`` for a file of its format holding one run.
 
 Collection lists the members (:func:`list_members`) and makes one node per member, named by
-:func:`node_name`; loading a member (:func:`load_record`) parses the container and lists its members once per
-process (a bounded cache keyed by the file's identity, see ``MAX_CONTAINERS``), and the module indexes its records
+:func:`node_name`; loading a member (:func:`load_record`) reads and indexes (or parses) the container and lists
+its members once per process (a bounded cache keyed by the file's identity, see ``MAX_CONTAINERS``), and the module indexes its records
 once per parse (``safeio.derived``), so loading every record of a file is linear in its records.
 """
 
@@ -40,7 +45,8 @@ from typing import Any
 
 from ..discover.jobs import JobRef
 from ..model import Trajectory, UnusableInput
-from ..safeio import HEAD_BYTES, Budget, Parsed, parse_bytes, read_bytes, read_head
+from ..safeio import HEAD_BYTES, Budget, Parsed, derived, is_zip, parse_bytes, read_bytes, read_head
+from . import spans
 from .sniff import detect
 from .transcript import HEAD_BYTES as TEXT_HEAD
 from .transcript import TEXT_SUFFIXES
@@ -198,13 +204,61 @@ def _entry(ref: JobRef, max_file: int, budget: Budget | None = None) -> _Contain
         return entry
     data = read_bytes(ref.dir, path.name, budget or Budget(max_file, max_file))
     parses += 1
-    entry = _Container(parse_bytes(data, path, max_file), len(data))
-    del data
+    entry = _Container(_parse(data, path, max_file), len(data))
+    del data  # a record index keeps the bytes (its spans view them); a whole parse does not
     if key is not None and _identity(path) == key:
         while _cache and (len(_cache) >= MAX_CONTAINERS or sum(e.size for e in _cache.values()) + entry.size > CACHE_BYTES):
             del _cache[next(iter(_cache))]
         _cache[key] = entry
     return entry
+
+
+def _indexed(data: bytes, path: Path) -> Parsed | None:
+    """The file as an index of its records' spans (loaders/spans.py) when the format module that claims it from
+    its first bytes (as collection does) has a :class:`spans.Spec`, the bytes index under it, and format detection
+    on the first records (``spans.view``) picks that same module; else None."""
+    if is_zip(data):
+        return None
+    name = path.name
+    head = data[:TEXT_HEAD if name.lower().endswith(TEXT_SUFFIXES) else HEAD_BYTES]
+    mod = None
+    for m in _multi_modules():
+        try:
+            verdict = m.claims(name, head)
+        except (TypeError, ValueError, AttributeError, KeyError, IndexError):
+            continue
+        if verdict in ("multi", "single"):
+            mod = m if verdict == "multi" else None
+            break
+    spec: spans.Spec | None = getattr(mod, "SPANS", None)
+    if spec is None:
+        return None
+    parsed = None
+    try:
+        if spec.paths is not None:
+            try:
+                value = spans.document(data, spec.paths, spec.fields)
+                parsed = Parsed("json", value, "")
+                shown = Parsed("json", spans.view(value, spec.paths), "")
+            except spans.Declined:
+                if not spec.jsonl:
+                    raise
+        if parsed is None:
+            values, numbers = spans.lines(data, spec.fields)
+            parsed = Parsed("jsonl", values, "", numbers)
+            shown = Parsed("jsonl", [spans.resolve(v) for v in values[:spans.HEAD]] + values[spans.HEAD:], "",
+                           numbers)
+    except spans.Declined:
+        return None
+    if detect(shown) is not mod:
+        return None
+    derived(parsed, _MODULE, lambda: mod)  # the format, detected on the first records (spans.view)
+    return parsed
+
+
+def _parse(data: bytes, path: Path, max_file: int) -> Parsed:
+    """A multi-record file indexed by its records' spans (:func:`_indexed`), else parsed whole."""
+    return _indexed(data, path) or parse_bytes(data, path, max_file)
 
 
 def _container(ref: JobRef, max_file: int, budget: Budget | None = None) -> Parsed:
@@ -222,8 +276,12 @@ def _done(ref: JobRef, entry: _Container, member: str) -> None:
             del _cache[key]
 
 
+_MODULE = "multi.module"
+
+
 def _multi_module(parsed: Parsed, path: Path) -> Any:
-    mod = detect(parsed)
+    mod: Any = parsed.memo.get(_MODULE) if parsed.memo else None
+    mod = mod or detect(parsed)
     if mod is None:
         shape = parsed.kind if parsed.kind != "json" else type(parsed.value).__name__
         raise UnusableInput(path, f"no known multi-record format matches this {shape} file")

@@ -58,6 +58,7 @@ from ..model import (
 from ..safeio import Budget, Parsed, derived, iter_lines, loads_bounded, parse_bytes, read_bytes
 from ..scan import linre
 from .common import clip, flatten_text, shell_read_paths, tool_event
+from .spans import Span, Spec, resolve
 
 NAME = "openhands"
 MULTI = True
@@ -99,12 +100,14 @@ def _is_event_list(v: Any) -> bool:
 
 
 def _is_record(d: Any) -> bool:
+    if isinstance(d, Span):
+        return bool(d.get("record"))
     if not isinstance(d, dict) or not isinstance(d.get("history"), list):
         return False
     return any(k in d for k in ("instance_id", "instruction", "test_result", "issue", "git_patch"))
 
 
-def _records(parsed: Parsed) -> list[tuple[dict[str, Any], int]] | None:
+def _records(parsed: Parsed) -> list[tuple[dict[str, Any] | Span, int]] | None:
     """(record, 1-based line) of an output file; None when the file is not records."""
     if parsed.kind == "jsonl":
         vals = [(v, n) for v, n in zip(parsed.value, parsed.lines or [], strict=False) if v is not None]
@@ -146,7 +149,16 @@ def claims(name: str, head: bytes) -> str | None:
 # --------------------------------------------------------------------------- member ids
 
 
-def _record_id(rec: dict[str, Any], line: int) -> str:
+def _record_id(rec: dict[str, Any] | Span, line: int) -> str:
+    if isinstance(rec, Span):
+        rid = rec.get("id")
+        return rid if rid is not None else f"line{line}"
+    rid = _own_id(rec)
+    return rid if rid is not None else f"line{line}"
+
+
+def _own_id(rec: dict[str, Any]) -> str | None:
+    """The record's own id: ``instance_id``, else ``id``, else the resolver's ``<owner>__<repo>-<number>``."""
     for key in ("instance_id", "id"):
         v = rec.get(key)
         if isinstance(v, str) and v:
@@ -156,7 +168,12 @@ def _record_id(rec: dict[str, Any], line: int) -> str:
     issue = rec.get("issue")
     if isinstance(issue, dict) and issue.get("owner") and issue.get("repo") and issue.get("number") is not None:
         return f"{issue['owner']}__{issue['repo']}-{issue['number']}"
-    return f"line{line}"
+    return None
+
+
+# An output.jsonl is indexed by its lines' spans (loaders/spans.py): the index keeps whether a line is a record and
+# its own id.
+SPANS = Spec(paths=None, jsonl=True, fields=lambda rec: {"record": _is_record(rec), "id": _own_id(rec)})
 
 
 def members(parsed: Parsed, path: str) -> list[str] | None:
@@ -406,9 +423,9 @@ def _resolution(rec: dict[str, Any]) -> tuple[float | None, str | None]:
     return None, None
 
 
-def _index(parsed: Parsed) -> dict[str, tuple[dict[str, Any], int]]:
-    """member id → (record, line), the first record of each id (built once per parsed file)."""
-    index: dict[str, tuple[dict[str, Any], int]] = {}
+def _index(parsed: Parsed) -> dict[str, tuple[dict[str, Any] | Span, int]]:
+    """member id → (record or its line's span, line), the first record of each id (built once per parsed file)."""
+    index: dict[str, tuple[dict[str, Any] | Span, int]] = {}
     for r, n in _records(parsed) or []:
         index.setdefault(_record_id(r, n), (r, n))
     return index
@@ -418,7 +435,8 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
     found = derived(parsed, "openhands.index", lambda: _index(parsed)).get(member)
     if found is None:
         raise UnusableInput(path, f"no record {member!r}")
-    rec, line = found
+    span, line = found
+    rec = resolve(span)  # a record's line is parsed for its load only
     md = got if isinstance(got := rec.get("metadata"), dict) else {}
     agent = got if isinstance(got := md.get("agent_class"), str) else "openhands"
     model = _get(md, "llm_config", "model") or md.get("model_name") or ""
@@ -443,7 +461,7 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
     if isinstance(final, str) and final.strip() and not any(e.type == AGENT for e in events[-3:]):
         events.append(Event(index=len(events), type=AGENT, text=clip(final), raw="final_message"))
     traj = Trajectory(format=NAME, source=path, events=events, meta=meta)
-    traj.raw_text = _line_text(parsed, line)
+    traj.raw_text = span.text() if isinstance(span, Span) else _line_text(parsed, line)
     reward, source = _resolution(rec)
     error = rec.get("error")
     task = _get(rec, "instance", "instance_id") or rec.get("instance_id") or rec.get("id") or member

@@ -28,9 +28,13 @@ import orjson
 from ..model import Event, Trajectory, UnusableInput
 from ..safeio import Parsed, derived
 from .common import tool_event
+from .spans import Span, Spec, keep, resolve
 
 NAME = "trace-grader-traces"
 MULTI = True
+# A multi-record file is indexed by its runs' spans (loaders/spans.py): the runs of a bare list, of "runs", of each
+# task's "runs"; the index keeps what a run's member id and task need.
+SPANS = Spec(paths=((), ("runs",), ("tasks", "*", "runs")), jsonl=False, fields=keep("run_id", "id", "task"))
 
 _ARG_KEYS = ("file_path", "command", "path", "url", "query")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._@+=,#-]")
@@ -98,9 +102,9 @@ def _task_name(value: Any, default: str) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def _runs(value: Any, path: str) -> list[tuple[dict[str, Any], str, str]]:
-    """Every run in file order: (run object, task, pointer into the file)."""
-    out: list[tuple[dict[str, Any], str, str]] = []
+def _runs(value: Any, path: str) -> list[tuple[dict[str, Any] | Span, str, str]]:
+    """Every run in file order: (run object or its span, task, pointer into the file)."""
+    out: list[tuple[dict[str, Any] | Span, str, str]] = []
     if isinstance(value, dict) and "tasks" in value:
         for i, t in enumerate(value["tasks"] or []):
             if not isinstance(t, dict):
@@ -110,20 +114,20 @@ def _runs(value: Any, path: str) -> list[tuple[dict[str, Any], str, str]]:
             if not isinstance(runs, list):
                 raise UnusableInput(path, f"tasks[{i}].runs is not a list")
             for j, r in enumerate(runs):
-                if not isinstance(r, dict):
+                if not isinstance(r, dict | Span):
                     raise UnusableInput(path, f"tasks[{i}].runs[{j}] is not an object")
                 out.append((r, _task_name(r.get("task"), tid), f"tasks[{i}].runs[{j}]"))
         return out
     raw = value.get("runs") if isinstance(value, dict) else value
     prefix = "runs" if isinstance(value, dict) else ""
     for j, r in enumerate(raw or []):
-        if not isinstance(r, dict):
+        if not isinstance(r, dict | Span):
             raise UnusableInput(path, f"{prefix}[{j}] is not an object")
         out.append((r, _task_name(r.get("task"), "task"), f"{prefix}[{j}]"))
     return out
 
 
-def _run_id(r: dict[str, Any], task: str) -> str:
+def _run_id(r: dict[str, Any] | Span, task: str) -> str:
     rid = r.get("run_id") or r.get("id") or task
     return rid if isinstance(rid, str) else str(rid)
 
@@ -150,11 +154,11 @@ def unique_ids(names: list[str]) -> list[str]:
     return out
 
 
-def _indexed(parsed: Parsed, path: str) -> dict[str, tuple[dict[str, Any], str, str, str]]:
-    """member id → (run, task, run_id, pointer); ids are the run ids made node-safe, repeats numbered. Built once
-    per parsed file (every record of a file is loaded from the same Parsed)."""
+def _indexed(parsed: Parsed, path: str) -> dict[str, tuple[dict[str, Any] | Span, str, str, str]]:
+    """member id → (run or its span, task, run_id, pointer); ids are the run ids made node-safe, repeats numbered.
+    Built once per parsed file (every record of a file is loaded from the same Parsed)."""
 
-    def build() -> dict[str, tuple[dict[str, Any], str, str, str]]:
+    def build() -> dict[str, tuple[dict[str, Any] | Span, str, str, str]]:
         runs = [(r, task, _run_id(r, task), ptr) for r, task, ptr in _runs(parsed.value, path)]
         return dict(zip(unique_ids([rid for _, _, rid, _ in runs]), runs, strict=True))
 
@@ -177,6 +181,7 @@ def load_member(parsed: Parsed, path: str, member: str) -> tuple[Trajectory, dic
     if member not in index:
         raise UnusableInput(path, f"no run {member!r} in this traces file")
     r, task, rid, ptr = index[member]
+    r = resolve(r)  # a run's span is parsed for its load only
     steps = r.get("steps", [])
     if not isinstance(steps, list):
         raise UnusableInput(path, f"{ptr}.steps is not a list")
