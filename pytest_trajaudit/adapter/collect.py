@@ -11,7 +11,7 @@ import pytest
 from ..scan.redact import printable
 from . import rollup
 from .configure import State, abspath, active, inside_roots
-from .nodes import COLLECTED_KEY, STATE_KEY, GroupItem, PrincipleItem, TreeNode
+from .nodes import COLLECTED_KEY, STATE_KEY, GroupItem, PrincipleItem, TreeNode, shed_empty
 
 
 def finish(session: pytest.Session) -> None:
@@ -19,7 +19,9 @@ def finish(session: pytest.Session) -> None:
     ``workeroutput``)."""
     session.stash[COLLECTED_KEY] = True  # no conftest joins after this: PrincipleItem.ihook is fixed per job
     state = session.config.stash.get(STATE_KEY, None)
-    if state is not None:  # which integrity items this collection will run, for the roll-up (completeness.py)
+    if state is not None:
+        shed_empty(session.items)
+        # which integrity items this collection will run, for the roll-up (completeness.py)
         from ..aggregate.completeness import manifest
 
         m = manifest(state.collected_jobs, session.items, [p.code for p in state.principles])

@@ -281,6 +281,20 @@ class PrincipleItem(pytest.Item):
     def job(self) -> JobNode:
         return self.parent  # type: ignore[return-value]
 
+    @property
+    def extra_keyword_matches(self) -> set[str]:  # type: ignore[override]
+        """``Node.extra_keyword_matches``: further names ``-k`` matches, an empty set on every node that only
+        selection reads. An item's empty set is dropped once collection is over (:func:`shed_empty`); asking for
+        it again makes a new one, kept like pytest's."""
+        own = self.__dict__.get("_extra_keyword_matches")
+        if own is None:
+            own = self.__dict__["_extra_keyword_matches"] = set()
+        return own
+
+    @extra_keyword_matches.setter
+    def extra_keyword_matches(self, value: set[str]) -> None:
+        self.__dict__["_extra_keyword_matches"] = value
+
     def _base_record(self) -> dict[str, Any]:
         p = self.principle
         return {"job": self.job.job_id, "code": p.code, "tier": p.tier, "family": p.family,
@@ -376,6 +390,14 @@ class PrincipleItem(pytest.Item):
             if self.session.stash.get(COLLECTED_KEY, False):
                 job.__dict__["_trajaudit_ihook"] = proxy
         return proxy
+
+
+def shed_empty(items: list[pytest.Item]) -> None:
+    """Once collection (and with it -k/-m selection) is over: drop each audit item's empty set of extra keyword
+    matches. Every item lives until the session ends; an empty set is about 200 bytes of it."""
+    for item in items:
+        if isinstance(item, PrincipleItem) and not item.__dict__.get("_extra_keyword_matches", True):
+            del item.__dict__["_extra_keyword_matches"]
 
 
 class GroupError(Exception):

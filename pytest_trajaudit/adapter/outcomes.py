@@ -15,8 +15,10 @@ def adjust(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.TestRepor
     """Map an audit item's finding onto pytest's report of one phase: N/A → skipped at the item, WARN →
     skipped with ``wasxfail`` (shown xfailed/WARN), a waived FAIL/WARN → skipped ``WAIVED: …``; the record rides
     on the report (``rep.trajaudit``) to the roll-up, also across xdist."""
-    na = getattr(item, "na_msg", None)
-    if na is not None and call.when == "call" and rep.passed:
+    if isinstance(item, PrincipleItem | GroupItem):
+        share_keywords(item, rep)
+    na = item.__dict__.pop("na_msg", None) if call.when == "call" else None  # read once: the report keeps its text
+    if na is not None and rep.passed:
         # N/A: a skip without raising (no traceback to build): the same report pytest.skip(...,
         # _use_item_location=True) gives, i.e. (path, line, "Skipped: <reason>")
         path, line = item.reportinfo()[:2]
@@ -39,6 +41,23 @@ def adjust(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.TestRepor
             path, line = item.reportinfo()[:2]
             rep.outcome = "skipped"
             rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {printable(skip_reason(item.record['waiver']))}")
+
+
+_KEYWORDS = "_trajaudit_report_keywords"
+
+
+def share_keywords(item: pytest.Item, rep: pytest.TestReport) -> None:
+    """The three reports of an item (setup, call, teardown) share one ``keywords`` dict: pytest copies the item's
+    keywords into each (``dict.fromkeys(item.keywords, 1)``) and keeps every report until the session ends, so two
+    of those copies per item are memory and nothing else. A phase whose keywords differ from the setup report's
+    (a plugin added a marker meanwhile) keeps its own; the shared dict is forgotten by the item at teardown."""
+    kw = item.__dict__.pop(_KEYWORDS, None)
+    if kw is not None and (rep.keywords is kw or list(rep.keywords.items()) == list(kw.items())):
+        rep.keywords = kw
+    else:
+        kw = rep.keywords
+    if rep.when != "teardown":
+        item.__dict__[_KEYWORDS] = kw
 
 
 def _decide_waiver(item: PrincipleItem) -> None:

@@ -80,8 +80,8 @@ def _lean_setup(item: pytest.Item, session: pytest.Session) -> None:
         item.stash[skipping.xfailed_key] = xfailed = skipping.evaluate_xfail_marks(item)
         if xfailed and not item.config.option.runxfail and not xfailed.run:
             raise pytest.xfail.Exception("[NOTRUN] " + xfailed.reason, pytrace=False)
-    else:
-        item.stash[skipping.xfailed_key] = None
+    # an item without such a mark stores nothing: the makereport wrapper of ``_pytest.skipping`` reads the key
+    # with ``stash.get(xfailed_key, None)``, the same "no xfail" without an entry in every item's stash
     _compat.setup_state(session).setup(item)
 
 
@@ -117,17 +117,23 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
         finally:
             release_job(item, nxt)
 
-    if type(item.keywords) is not dict:
+    keywords = item.keywords
+    if type(keywords) is not dict:
         # every report copies the keywords (TestReport.from_item_and_call), and NodeKeywords walks the whole
-        # parent chain on each iteration: flatten them once (selection by -k/-m is over by now)
+        # parent chain on each iteration: flatten them once for the item's run (selection by -k/-m is over by now)
         item.keywords = flat_keywords(item)
-    ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    if phase("setup", lambda: _lean_setup(item, session)).passed:
-        setup_only = config.getoption("setuponly", False)
-        if config.getoption("setupshow", False):
-            show_test_item(item, add_space=not setup_only)
-        if not setup_only:
-            phase("call", item.runtest)
-    phase("teardown", teardown)
-    ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    try:
+        ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+        if phase("setup", lambda: _lean_setup(item, session)).passed:
+            setup_only = config.getoption("setuponly", False)
+            if config.getoption("setupshow", False):
+                show_test_item(item, add_space=not setup_only)
+            if not setup_only:
+                phase("call", item.runtest)
+        phase("teardown", teardown)
+        ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    finally:
+        # the flat copy served the item's run; the item keeps its own NodeKeywords (the same keys and lookups)
+        # rather than a second mapping per item for the rest of the session
+        item.keywords = keywords
     return True

@@ -38,6 +38,8 @@ class RollupPlugin:
             self.rollup.judges.models = list(state.settings.judge.models)
         self.summary: Summary | None = None
         self.items: dict[str, ItemOutcome] = {}  # node id → status/evidence, for CTRF and CI annotations
+        # kept only for a reader of it: an entry per item would otherwise live until the session ends for nothing
+        self.keep_items = os.environ.get("GITHUB_ACTIONS") == "true" or ctrf_path(config) is not None
         self.files: dict[str, str] = {}  # job id → its trajectory file, for CI annotations
         self.failed_findings: list[tuple[str, str, str]] = []  # (job, code, evidence) of each FAILED audit item
         self.nodes: dict[str, str] = {}  # job id → its items' node id prefix, naming the job in verdict lines
@@ -57,10 +59,11 @@ class RollupPlugin:
             if rec.get("reported_at"):
                 return  # an unusable job's item skipped in favour of its one error: no annotation of its own
             job = rec.get("job") or rec.get("group")
-            waived = (rec.get("waiver") or {}).get("applied") is True
-            self.items[report.nodeid] = {"job": job, "code": rec["code"],
-                                         "status": "WAIVED" if waived else rec.get("status"),
-                                         "evidence": rec.get("evidence") or rec.get("error") or ""}
+            if self.keep_items:
+                waived = (rec.get("waiver") or {}).get("applied") is True
+                self.items[report.nodeid] = {"job": job, "code": rec["code"],
+                                             "status": "WAIVED" if waived else rec.get("status"),
+                                             "evidence": rec.get("evidence") or rec.get("error") or ""}
             if report.failed and report.when == "call" and rec.get("status") == "FAIL" and rec.get("job"):
                 self.failed_findings.append((rec["job"], rec["code"], str(rec.get("evidence") or "")))
             traj = (rec.get("meta") or {}).get("trajectory_file")
@@ -138,18 +141,24 @@ class RollupPlugin:
 
             for line in github_annotations(self.items, self.files, str(self.config.invocation_params.dir)):
                 terminalreporter.write_line(line)
-        if not (self.config.pluginmanager.hasplugin("ctrf") and self.config.getoption("ctrf", None)):
+        if ctrf_path(self.config) is None:
             self.summary = None  # only the CTRF enrichment reads it later: free it before pytest's own summary
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         enrich_ctrf(config, self.rollup, self.items, self.summary)
 
 
+def ctrf_path(config: pytest.Config) -> str | None:
+    """The pytest-json-ctrf report this run writes (``--ctrf FILE``), None without one."""
+    path = config.getoption("ctrf", None) if config.pluginmanager.hasplugin("ctrf") else None
+    return path or None
+
+
 def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, ItemOutcome],
                  summary: Summary | None = None) -> None:
     """Add job verdicts and the PR verdict to a pytest-json-ctrf report (results.extra.trajaudit) and each audit
     item's status and evidence to its test (tests[].extra.trajaudit). The file is written before unconfigure."""
-    path = config.getoption("ctrf", None) if config.pluginmanager.hasplugin("ctrf") else None
+    path = ctrf_path(config)
     if not path or not rollup.jobs or not os.path.isfile(path):
         return
     import json
