@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_trajaudit.report import merge
-from pytest_trajaudit.report.audit import _printable_tree, json_bytes, write_json_atomic
+from pytest_trajaudit.report.audit import _printable_tree, json_bytes, json_chunks, write_json_atomic
 from pytest_trajaudit.report.summary import Rollup
 
 
@@ -61,6 +61,22 @@ def test_what_orjson_refuses_is_written_as_before() -> None:
         assert json_bytes(value) == stdlib(value), value
     assert json.loads(json_bytes({"name": "bad\udcffname"}))["name"] == "bad\\xffname"
     assert json.loads(json_bytes({"reward": float("nan")})) == {"reward": None}
+
+
+@settings(max_examples=400, deadline=None)
+@given(trees | st.dictionaries(text, trees | st.lists(trees, max_size=4), max_size=5))
+def test_written_in_pieces_the_same_bytes(value) -> None:
+    """summary.json is written top-level value by value and job by job (``json_chunks``): the same bytes."""
+    assert b"".join(json_chunks(value)) == json_bytes(value)
+
+
+def test_what_orjson_refuses_in_a_piece_is_written_whole(tmp_path: Path) -> None:
+    cases = [{"jobs": [{"a": 1}, {"name": "bad\udcffname"}]}, {"a": [1, 2], "n": 2**70}, {1: "a", "b": [1]}]
+    for i, value in enumerate(cases):
+        path = tmp_path / f"{i}.json"
+        path.write_bytes(b"x" * 100_000)  # replaced whole, nothing of it left
+        write_json_atomic(path, value)
+        assert path.read_bytes() == stdlib(value) == json_bytes(value)
 
 
 def test_written_owner_only_and_whole(tmp_path: Path) -> None:

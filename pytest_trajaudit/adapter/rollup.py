@@ -37,6 +37,8 @@ class RollupPlugin:
         if state.settings.judge is not None:
             self.rollup.judges.models = list(state.settings.judge.models)
         self.summary: Summary | None = None
+        self.lines: list[str] | None = None  # the verdict lines of the terminal summary (made at session finish)
+        self.incomplete = False  # the PR verdict is INCOMPLETE
         self.items: dict[str, ItemOutcome] = {}  # node id → status/evidence, for CTRF and CI annotations
         # kept only for a reader of it: an entry per item would otherwise live until the session ends for nothing
         self.keep_items = os.environ.get("GITHUB_ACTIONS") == "true" or ctrf_path(config) is not None
@@ -103,6 +105,12 @@ class RollupPlugin:
 
             for name, value in suite_properties(self.summary):
                 xml.add_global_property(name, value)
+        # the terminal's verdict lines, made now from the summary: only the CTRF enrichment reads the summary
+        # later, so without it the summary is freed before pytest's JUnit writer builds its whole document
+        self.lines = self.rollup.terminal_lines(self.summary, self.nodes)
+        self.incomplete = pv["verdict"] == "INCOMPLETE"
+        if ctrf_path(self.config) is None:
+            self.summary = None
         b = self.rollup.baseline
         if b is not None and b.new_only and session.exitstatus == pytest.ExitCode.TESTS_FAILED:
             # --trajaudit-new-only: the items of findings the baseline already had still show FAILED, but when
@@ -128,12 +136,13 @@ class RollupPlugin:
             terminalreporter.write_line(f"0 job(s) audited: no job found under {where}")
             return
         terminalreporter.section("trajaudit verdicts")
-        for line in self.rollup.terminal_lines(self.summary, self.nodes):  # the summary built at session finish
+        lines = self.lines if self.lines is not None else self.rollup.terminal_lines(None, self.nodes)
+        for line in lines:
             terminalreporter.write_line(line)
         if self.report_dir is not None:
             d = self.report_dir
             terminalreporter.write_line(f"reports: {d}/summary.json, {d}/report.md and {d}/jobs/")
-        if self.summary and self.summary["pr_verdict"]["verdict"] == "INCOMPLETE":
+        if self.incomplete:
             terminalreporter.write_line("a partial run is never an approval: audit every integrity principle of "
                                         "every job for a verdict (docs/verdicts.md)")
         if os.environ.get("GITHUB_ACTIONS") == "true":
@@ -141,8 +150,6 @@ class RollupPlugin:
 
             for line in github_annotations(self.items, self.files, str(self.config.invocation_params.dir)):
                 terminalreporter.write_line(line)
-        if ctrf_path(self.config) is None:
-            self.summary = None  # only the CTRF enrichment reads it later: free it before pytest's own summary
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         enrich_ctrf(config, self.rollup, self.items, self.summary)

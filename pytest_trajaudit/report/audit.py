@@ -188,10 +188,51 @@ def json_bytes(value: Any) -> bytes:
         return (text + "\n").encode("utf-8", "backslashreplace")
 
 
+_OPTS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+
+
+def json_chunks(value: Any) -> Any:
+    """:func:`json_bytes` of a dict in pieces: each top-level value, and each element of a top-level list, is
+    encoded on its own and re-indented to its depth, so a summary of 100,000 jobs never exists as one bytes
+    object (it would be gigabytes beside the summary itself). Together the pieces are exactly orjson's encoding
+    of the whole (JSON strings hold no raw newline, so indenting after each newline touches only the layout). A
+    value orjson refuses raises ``orjson.JSONEncodeError`` (the caller starts over with :func:`json_bytes`);
+    anything but a non-empty dict with string keys is one piece."""
+    if not isinstance(value, dict) or not value or not all(type(k) is str for k in value):
+        yield json_bytes(value)
+        return
+    dumps = orjson.dumps
+    yield b"{\n"
+    last = len(value) - 1
+    for i, (k, v) in enumerate(value.items()):
+        yield b"  " + dumps(k) + b": "
+        if isinstance(v, list) and v:
+            yield b"[\n"
+            end = len(v) - 1
+            for j, e in enumerate(v):
+                yield b"    " + dumps(e, option=_OPTS).replace(b"\n", b"\n    ") + (b",\n" if j < end else b"\n")
+            yield b"  ]"
+        else:
+            yield dumps(v, option=_OPTS).replace(b"\n", b"\n  ")
+        yield b",\n" if i < last else b"\n"
+    yield b"}\n"
+
+
 def write_json_atomic(path: Path, value: Any, mode: int = REPORT_MODE, base: Path | None = None) -> None:
     """``value`` as strict JSON (:func:`json_bytes`), written to a temporary file beside ``path`` and renamed over
-    it, so a reader never sees a partial file and an interrupted run leaves the previous one."""
-    write_bytes_atomic(path, json_bytes(value), mode, base)
+    it, so a reader never sees a partial file and an interrupted run leaves the previous one. Written in pieces
+    (:func:`json_chunks`); what orjson refuses is written whole by :func:`json_bytes`'s fallback."""
+
+    def write(fh: Any) -> None:
+        try:
+            for chunk in json_chunks(value):
+                fh.write(chunk)
+        except orjson.JSONEncodeError:
+            fh.seek(0)
+            fh.truncate()
+            fh.write(json_bytes(value))
+
+    _write_atomic(path, write, mode, base)
 
 
 def write_text_atomic(path: Path, text: str, mode: int = REPORT_MODE, base: Path | None = None) -> None:
@@ -204,6 +245,11 @@ def write_bytes_atomic(path: Path, data: bytes, mode: int = REPORT_MODE, base: P
     directories are created 0700. ``base``: the report directory; the directories between it and ``path`` are
     opened without following symlinks (``paths.open_dir_nofollow``: a planted link there is replaced by a real
     directory). A name that already exists as a symlink is replaced, never followed."""
+    _write_atomic(path, lambda fh: fh.write(data), mode, base)
+
+
+def _write_atomic(path: Path, write: Any, mode: int, base: Path | None) -> None:
+    """:func:`write_bytes_atomic` with ``write(fh)`` filling the temporary file."""
     base = path.parent if base is None else base
     fd = open_dir_nofollow(base, path.parent.relative_to(base))
     tmp = f".{path.name}.{secrets.token_hex(8)}.tmp"
@@ -212,7 +258,7 @@ def write_bytes_atomic(path: Path, data: bytes, mode: int = REPORT_MODE, base: P
         try:
             os.fchmod(out, mode)
             with os.fdopen(out, "wb") as fh:
-                fh.write(data)
+                write(fh)
             os.replace(tmp, path.name, src_dir_fd=fd, dst_dir_fd=fd)
         except BaseException:
             try:
