@@ -282,7 +282,7 @@ class PrincipleItem(pytest.Item):
         return self.parent  # type: ignore[return-value]
 
     @property
-    def extra_keyword_matches(self) -> set[str]:  # type: ignore[override]
+    def extra_keyword_matches(self) -> set[str]:
         """``Node.extra_keyword_matches``: further names ``-k`` matches, an empty set on every node that only
         selection reads. An item's empty set is dropped once collection is over (:func:`shed_empty`); asking for
         it again makes a new one, kept like pytest's."""
