@@ -226,7 +226,7 @@ def test_bare(i):
 
 
 def probe(path: Path) -> int:
-    """Peak RSS (ru_maxrss, bytes) after each data stage of one traces file, as JSON on stdout: ``start`` (the
+    """Peak RSS (VmHWM, bytes) after each data stage of one traces file, as JSON on stdout: ``start`` (the
     plugin's loaders imported), ``listed`` (the file read and indexed: ``multi.list_members``), ``loaded`` (every
     record loaded and dropped in turn), then ``whole`` (``json.load`` of the file, kept while measured)."""
     import resource
@@ -236,6 +236,15 @@ def probe(path: Path) -> int:
     from pytest_trajaudit.safeio import Budget, events_limit
 
     def peak() -> int:
+        # VmHWM is the peak of this process's own address space. ru_maxrss is not: Linux carries it across
+        # execve, so a child started by a large parent (vfork + exec) begins at the parent's resident size.
+        try:
+            with open("/proc/self/status") as st:
+                for line in st:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) * 1024
+        except OSError:
+            pass
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
     out = {"start": peak()}
