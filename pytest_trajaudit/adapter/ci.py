@@ -19,7 +19,7 @@ import re
 from typing import Any
 
 from ..records import ItemOutcome
-from ..scan.redact import clean, printable
+from ..scan.redact import ShortMemo, clean, printable
 
 EVIDENCE_MAX = 2000
 # XML 1.0 admits tab, newline and carriage return among the C0 controls, nothing of the surrogates and U+FFFE/FFFF;
@@ -28,16 +28,14 @@ _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-
 
 
 # The same short lines come back for every job (a principle's stock PASS or N/A evidence): the controller makes
-# each once (bounded: emptied when full).
-_TEXTS: dict[tuple[str, str, str], str] = {}
-_TEXTS_MAX_ENTRIES = 4096
-_TEXTS_MAX_CHARS = 512
+# each once.
+_TEXTS = ShortMemo(4096)
 
 
 def item_text(status: str, code: str, evidence: str) -> str:
     """One line for a human: ``<STATUS> <code>: <evidence>``, redacted, printable and bounded."""
     key = (status, code, evidence)
-    short = len(evidence or "") <= _TEXTS_MAX_CHARS
+    short = len(evidence or "") <= ShortMemo.MAX_CHARS
     if short:
         done = _TEXTS.get(key)
         if done is not None:
@@ -46,11 +44,7 @@ def item_text(status: str, code: str, evidence: str) -> str:
     if len(text) > EVIDENCE_MAX:
         text = text[: EVIDENCE_MAX - 1] + "…"
     text = _NOT_XML.sub("?", text)
-    if short:
-        if len(_TEXTS) >= _TEXTS_MAX_ENTRIES:
-            _TEXTS.clear()
-        _TEXTS[key] = text
-    return text
+    return _TEXTS.keep(key, text) if short else text
 
 
 def junit_system_out(xml: Any, report: Any, rec: dict[str, Any]) -> None:

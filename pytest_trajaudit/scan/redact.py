@@ -100,11 +100,25 @@ def _may_hold_secret(text: str) -> bool:
     return any(may_match(rx, text) for rx in _PATTERNS)
 
 
-# The same short strings come back for every job (data keys such as "status", statuses, stock evidence): their
-# redaction is remembered (bounded: emptied when full).
-_CACHE: dict[str, str] = {}
-_CACHE_MAX_ENTRIES = 8192
-_CACHE_MAX_CHARS = 512
+class ShortMemo(dict[Any, str]):
+    """Answers remembered for short texts: the same short strings come back for every job (data keys such as
+    "status", statuses, a principle's stock evidence). Bounded: emptied when full. A hit is a plain ``dict.get``;
+    :meth:`keep` stores an answer and returns it."""
+
+    MAX_CHARS = 512  # longer texts are not remembered (rarely repeated, and they would hold memory)
+
+    def __init__(self, max_entries: int = 8192) -> None:
+        super().__init__()
+        self.max_entries = max_entries
+
+    def keep(self, key: Any, value: str) -> str:
+        if len(self) >= self.max_entries:
+            self.clear()
+        self[key] = value
+        return value
+
+
+_CACHE = ShortMemo()  # redact()
 
 
 _PATTERNS = (_SECRET, _SHAPES, _AUTH_HEADER, _BEARER, _URL_CREDENTIALS, _KEYVAL)
@@ -113,7 +127,7 @@ _PATTERNS = (_SECRET, _SHAPES, _AUTH_HEADER, _BEARER, _URL_CREDENTIALS, _KEYVAL)
 def redact(text: str) -> str:
     if not text:
         return text
-    short = len(text) <= _CACHE_MAX_CHARS
+    short = len(text) <= ShortMemo.MAX_CHARS
     if short:
         done = _CACHE.get(text)
         if done is not None:
@@ -121,11 +135,7 @@ def redact(text: str) -> str:
     out = _redact_all(text) if _may_hold_secret(text) else text
     if _CLIP_MARK in out:
         out = _mask_clip_edges(out)
-    if short:
-        if len(_CACHE) >= _CACHE_MAX_ENTRIES:
-            _CACHE.clear()
-        _CACHE[text] = out
-    return out
+    return _CACHE.keep(text, out) if short else out
 
 
 # A tool output longer than an event keeps is clipped at load (loaders/common.py ``clip``: its two ends around
@@ -227,7 +237,7 @@ def clean(text: str) -> str:
     return printable(text) if _not_utf8(text) else no_controls(text)
 
 
-_TEXT_CACHE: dict[str, str] = {}  # clean_text of short strings (data keys, statuses, stock evidence), as _CACHE
+_TEXT_CACHE = ShortMemo()  # clean_text()
 
 
 def clean_text(text: str) -> str:
@@ -237,11 +247,7 @@ def clean_text(text: str) -> str:
         return done
     out = redact(text)
     out = printable(out) if _not_utf8(out) else no_controls(out, lines=True)
-    if len(text) <= _CACHE_MAX_CHARS:
-        if len(_TEXT_CACHE) >= _CACHE_MAX_ENTRIES:
-            _TEXT_CACHE.clear()
-        _TEXT_CACHE[text] = out
-    return out
+    return _TEXT_CACHE.keep(text, out) if len(text) <= ShortMemo.MAX_CHARS else out
 
 
 def redact_tree(value: Any) -> Any:
