@@ -15,6 +15,7 @@ from . import TrajauditWarning, hookspecs
 from .adapter import collect, configure, outcomes, protocol, rollup, xdist
 from .adapter.gcpacer import GcPacer
 from .adapter.nodes import JobNode
+from .adapter.terminal import PhaseReportTrim
 
 # --- options ------------------------------------------------------------------------------------------------
 
@@ -146,6 +147,7 @@ def pytest_configure(config: pytest.Config) -> None:
             from .adapter.html import HtmlHooks
 
             config.pluginmanager.register(HtmlHooks(), "trajaudit-html")
+        config.pluginmanager.register(PhaseReportTrim(config), "trajaudit-phase-trim")  # None under -p no:…
     xdist.register(config)
     pacer = GcPacer()
     config.add_cleanup(pacer.close)  # before pytest's own cleanups, so it runs after them (a LIFO stack)

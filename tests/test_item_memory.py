@@ -173,3 +173,52 @@ def test_ctrf_items_only_with_a_consumer(pytester: pytest.Pytester, runs: Path,
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     pytester.inline_run("-p", "no:cacheprovider", "--trajaudit=runs", plugins=[Peek("github")])
     assert seen["plain"] == 0 and seen["ctrf"] > 50 and seen["github"] == seen["ctrf"]
+
+
+class Stats:
+    """Reads the terminal reporter's statistics at the end of the session."""
+
+    kept: dict[str, list[Any]]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        self.kept = {k: list(v) for k, v in tr.stats.items()}
+
+
+def _summary(result: pytest.RunResult) -> list[str]:
+    """The terminal output without its timings."""
+    import re
+
+    return [re.sub(r" in [0-9.]+s.*", "", line) for line in result.outlines]
+
+
+def test_empty_phase_reports_are_not_kept(pytester: pytest.Pytester, runs: Path) -> None:
+    """pytest files passing setup/teardown reports under the category "" and keeps them for -rP's teardown
+    sections only: the sectionless ones are taken back out; one with sections (here a plugin's, on the P1 items'
+    teardown) stays and still prints, and the terminal's output is pytest's own."""
+    pytester.syspathinsert()
+    pytester.makepyfile(sections=
+        "import pytest\n"
+        "@pytest.hookimpl(wrapper=True)\n"
+        "def pytest_runtest_makereport(item, call):\n"
+        "    rep = yield\n"
+        "    if call.when == 'teardown' and item.name == 'P1':\n"
+        "        rep.sections.append(('Captured stdout teardown', 'TEARDOWN-OUTPUT'))\n"
+        "    return rep\n")
+    args = ("-p", "no:cacheprovider", "-p", "no:randomly", "-p", "sections", "--trajaudit=runs",
+            "--trajaudit-tasks=tasks", "-rA")
+    trimmed, kept = Stats(), Stats()
+    pytester.inline_run(*args, plugins=[trimmed])
+    pytester.inline_run(*args, "-p", "no:trajaudit-phase-trim", plugins=[kept])
+    assert len(kept.kept[""]) > 200  # pytest's own: two per item
+    left = trimmed.kept[""]
+    assert left and all(r.when == "teardown" and r.sections and r.nodeid.endswith("::P1") for r in left)
+    assert len(left) == sum(1 for r in kept.kept[""] if r.sections)
+    for cat in kept.kept:
+        if cat:
+            assert [r.nodeid for r in trimmed.kept[cat]] == [r.nodeid for r in kept.kept[cat]], cat
+    out = pytester.runpytest_subprocess(*args)
+    same = pytester.runpytest_subprocess(*args, "-p", "no:trajaudit-phase-trim")
+    assert "TEARDOWN-OUTPUT" in out.stdout.str()
+    assert _summary(out) == _summary(same)

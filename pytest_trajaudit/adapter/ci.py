@@ -30,6 +30,7 @@ _NOT_XML = re.compile("[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\U00010000-
 # The same short lines come back for every job (a principle's stock PASS or N/A evidence): the controller makes
 # each once.
 _TEXTS = ShortMemo(4096)
+_SYSTEM_OUT = ShortMemo(4096)  # the same, as JUnit's system-out line
 
 
 def item_text(status: str, code: str, evidence: str) -> str:
@@ -52,8 +53,16 @@ def junit_system_out(xml: Any, report: Any, rec: dict[str, Any]) -> None:
     import xml.etree.ElementTree as ET
 
     status = rec.get("status") or "ERROR"
+    code, evidence = rec.get("code", ""), rec.get("evidence") or rec.get("error") or ""
     node = ET.Element("system-out")
-    node.text = "trajaudit: " + item_text(status, rec.get("code", ""), rec.get("evidence") or rec.get("error") or "")
+    # pytest keeps every testcase element until it writes the file: one string per distinct short line, shared
+    key = (status, code, evidence)
+    text = _SYSTEM_OUT.get(key) if len(evidence) <= ShortMemo.MAX_CHARS else None
+    if text is None:
+        text = "trajaudit: " + item_text(status, code, evidence)
+        if len(evidence) <= ShortMemo.MAX_CHARS:
+            _SYSTEM_OUT.keep(key, text)
+    node.text = text
     from ._compat import junit_node
 
     junit_node(xml, report).append(node)
