@@ -14,6 +14,7 @@ import pytest
 from . import TrajauditWarning, hookspecs
 from .adapter import collect, configure, outcomes, protocol, rollup, xdist
 from .adapter.gcpacer import GcPacer
+from .adapter.junit import StreamingJunit
 from .adapter.nodes import JobNode
 from .adapter.terminal import PhaseReportTrim
 
@@ -148,6 +149,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
             config.pluginmanager.register(HtmlHooks(), "trajaudit-html")
         config.pluginmanager.register(PhaseReportTrim(config), "trajaudit-phase-trim")  # None under -p no:…
+        config.pluginmanager.register(StreamingJunit(config), "trajaudit-junit-stream")
     xdist.register(config)
     pacer = GcPacer()
     config.add_cleanup(pacer.close)  # before pytest's own cleanups, so it runs after them (a LIFO stack)

@@ -138,7 +138,9 @@ class SummaryJob(TypedDict):
     advisor_verdict: str | None
     fingerprints: dict[str, str]
     waived: list[str]
-    detail: dict[str, Any]  # the roll-up's state of the job without ``loads`` (a RollupJob's other keys)
+    # the roll-up's state of the job without ``loads`` (a RollupJob's other keys); in memory a report.audit.Deferred
+    # that makes it when summary.json is written (the file holds the dict)
+    detail: Any
     trace_grader: NotRequired[dict[str, Any] | None]  # the job's trace-grader run block, None without TG items
 
 

@@ -43,6 +43,30 @@ def test_junit_xml_is_valid_for_both_families(pytester: pytest.Pytester, family:
     assert 'name="trajaudit.jobs.INVALID" value="1"' in text  # suite-level properties stay
 
 
+def _untimed(path: Path) -> bytes:
+    import re
+
+    return re.sub(rb' (time|timestamp)="[^"]*"', b"", path.read_bytes())
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_junit_file_is_pytests_own_when_streamed(pytester: pytest.Pytester, workers: tuple[str, ...]) -> None:
+    """The JUnit document is serialized into the file as it is made (adapter/junit.py): byte for byte what pytest's
+    own writer makes of the same session, timings aside; the examples' evidence holds characters past U+00FF."""
+    if workers:
+        pytest.importorskip("xdist")
+    _audit(pytester, "--junitxml=streamed.xml", *workers)
+    _audit(pytester, "--junitxml=pytest.xml", "-p", "no:trajaudit-junit-stream", *workers)
+    streamed, own = _untimed(pytester.path / "streamed.xml"), _untimed(pytester.path / "pytest.xml")
+    if workers:  # testcases come in the order the workers' reports arrive: compare them as a sorted list
+        tail = b"</testsuite></testsuites>"
+        assert streamed.endswith(tail) and own.endswith(tail)
+        assert sorted(streamed[:-len(tail)].split(b"<testcase ")) == sorted(own[:-len(tail)].split(b"<testcase "))
+    else:
+        assert streamed == own
+    assert "≤".encode() in streamed and streamed.count(b"<testcase ") > 100
+
+
 def _ctrf_schema() -> Path:
     """The schema the CTRF project ships in its reference implementation (npm package ``ctrf``), which .ci/run
     unpacks and names in TRAJAUDIT_CTRF_SCHEMA."""

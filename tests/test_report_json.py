@@ -14,7 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_trajaudit.report import merge
-from pytest_trajaudit.report.audit import _printable_tree, json_bytes, json_chunks, write_json_atomic
+from pytest_trajaudit.report.audit import (
+    Deferred,
+    _printable_tree,
+    json_bytes,
+    json_chunks,
+    write_json_atomic,
+)
 from pytest_trajaudit.report.summary import Rollup
 
 
@@ -77,6 +83,33 @@ def test_what_orjson_refuses_in_a_piece_is_written_whole(tmp_path: Path) -> None
         path.write_bytes(b"x" * 100_000)  # replaced whole, nothing of it left
         write_json_atomic(path, value)
         assert path.read_bytes() == stdlib(value) == json_bytes(value)
+
+
+def _deferring(value):
+    """``value`` with every dict inside a list replaced by a :class:`Deferred` that makes it."""
+    if isinstance(value, list):
+        return [Deferred(lambda v=v: v) if isinstance(v, dict) else _deferring(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _deferring(v) for k, v in value.items()}
+    return value
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(text, trees | st.lists(trees, max_size=4), max_size=5))
+def test_a_deferred_value_is_written_as_the_value_it_makes(value) -> None:
+    """A summary's per-job detail is made as the file is written: the same bytes as the value held."""
+    assert b"".join(json_chunks(_deferring(value))) == json_bytes(_deferring(value)) == json_bytes(value)
+
+
+def test_a_deferred_value_in_what_orjson_refuses(tmp_path: Path) -> None:
+    value = {"jobs": [{"detail": {"name": "bad\udcffname", "n": 2**70}}]}
+    held = tmp_path / "held.json"
+    made = tmp_path / "made.json"
+    write_json_atomic(held, value)
+    write_json_atomic(made, {"jobs": [{"detail": Deferred(lambda: value["jobs"][0]["detail"])}]})
+    assert made.read_bytes() == held.read_bytes() == stdlib(value)
+    with pytest.raises(TypeError):
+        json_bytes({"a": object()})  # nothing else is encoded by the Deferred hook
 
 
 def test_written_owner_only_and_whole(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from importlib import resources
 from typing import Any
 
 from ..records import Summary, SummaryJob
+from .audit import Deferred
 from .review import html_section as review_section
 
 MAX_CHART_ROWS = 40
@@ -48,6 +49,8 @@ def _json_for_script(data: Any) -> str:
 
 def _job_data(job: SummaryJob) -> dict[str, Any]:
     detail = job.get("detail") or {}
+    if isinstance(detail, Deferred):
+        detail = detail.value()
     records = detail.get("records") or {}
     findings = [{"code": code, "status": r.get("status"), "evidence": r.get("evidence") or "",
                  "events": [i for i in r.get("events") or [] if isinstance(i, int)]}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from pathlib import Path
 from typing import Any, cast
@@ -24,7 +25,7 @@ from ..aggregate.verdicts import (
 from ..judges.stats import Totals
 from ..records import PrVerdict, RollupJob, Summary, SummaryJob
 from . import tracegrader
-from .audit import build_audit, trace_grader_block, write_json_atomic, write_text_atomic
+from .audit import Deferred, build_audit, trace_grader_block, write_json_atomic, write_text_atomic
 from .html import render as render_html
 from .markdown import render as render_markdown
 from .paths import job_paths, safe_component
@@ -211,7 +212,7 @@ class Rollup:
                 "condition": meta.get("condition"), "oracle": bool(meta.get("oracle")),
                 "advisor_verdict": self.advisor_verdict(job_id),
                 "fingerprints": review_fields["fingerprints"], "waived": review_fields["waived"],
-                "detail": self.detail(job_id),
+                "detail": Deferred(functools.partial(self.detail, job_id)),  # made as summary.json is written
             })
         review = sections(self, jobs)
         # summary.json in the order it is written: the literal spreads sections built elsewhere (the shard, the
