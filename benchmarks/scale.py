@@ -4,7 +4,8 @@ the audit with its reports (``-n 0``, and ``-n W`` when asked), four shards and 
 the RSS slope per item of the audit against the bare run.
 
     python benchmarks/scale.py [--jobs 10000 50000 100000] [--size-kb 4] [--format acp] [--work DIR]
-                               [--only collect,bare,audit,shards] [--workers 2] [--pytest-args ARGS]
+                               [--only collect,bare,audit,shards] [--workers 2] [--shard-workers 2]
+                               [--pytest-args ARGS]
 
 Trees are generated with ``gen_runs.py`` into ``WORK/tree-N`` and reused when their parameters match
 (``WORK/tree-N.json``). Every pytest run starts from ``WORK`` (which holds an empty ``pytest.ini``) with
@@ -191,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--work", type=Path, default=Path("/tmp/trajaudit-scale"))
     ap.add_argument("--only", default=",".join(STEPS), help=f"comma-separated steps of {','.join(STEPS)}")
     ap.add_argument("--workers", type=int, default=0, help="also run the audit with -n W (W > 0)")
+    ap.add_argument("--shard-workers", type=int, default=0, help="run each shard with -n W (W > 0)")
     ap.add_argument("--pytest-args", default="", help="appended to every pytest run (bare and audit alike)")
     ap.add_argument("--timeout", type=float, default=4 * 3600)
     args = ap.parse_args(argv)
@@ -234,9 +236,11 @@ def main(argv: list[str] | None = None) -> int:
             for i in range(1, SHARDS + 1):
                 d = out / f"shard-{i}"
                 dirs.append(str(d))
+                workers = ("-n", str(args.shard_workers)) if args.shard_workers else ()
                 res[f"shard {i}/{SHARDS}"] = run(f"shard {i}/{SHARDS}", pytest_cmd(
-                    work, args, f"--trajaudit={tree}", "-q", f"--trajaudit-shard={i}/{SHARDS}",
-                    f"--trajaudit-report={d}", f"--junitxml={d}.xml"), work, out / f"shard-{i}.out", args.timeout)
+                    work, args, f"--trajaudit={tree}", "-q", *workers, f"--trajaudit-shard={i}/{SHARDS}",
+                    f"--trajaudit-report={d}", f"--junitxml={d}.xml"), work, out / f"shard-{i}.out", args.timeout,
+                    sample=bool(args.shard_workers))
             res["merge"] = run("trajaudit merge", [sys.executable, "-m", "pytest_trajaudit.cli.main", "merge",
                                                    str(out / "merged"), *dirs], work, out / "merge.out", args.timeout)
 

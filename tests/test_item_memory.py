@@ -128,6 +128,10 @@ def test_an_items_reports_share_one_keywords_dict(pytester: pytest.Pytester, run
         # the item keeps pytest's NodeKeywords, no report-keywords or N/A leftovers, no empty extra-match set
         assert type(item.keywords) is not dict
         assert not {"_trajaudit_report_keywords", "na_msg", "_extra_keyword_matches"} & set(item.__dict__)
+        if protocol == "lean":  # nor the phases' outcomes the tmp_path fixture would read (an audit item has none)
+            from _pytest.tmpdir import tmppath_result_key
+
+            assert tmppath_result_key not in item.stash
         assert item.extra_keyword_matches == set()  # made again when asked for
     assert any(r.outcome == "skipped" and "N/A:" in str(r.longrepr) for r in probe.reports)
 

@@ -52,6 +52,21 @@ def node_markers(keywords: Any) -> dict[str, Any] | None:
     return getattr(keywords, "_markers", None)
 
 
+def forget_tmp_path_result(item: pytest.Item) -> None:
+    """Drop what ``_pytest.tmpdir``'s makereport wrapper records in every item's stash (the phases' outcomes, read
+    by the ``tmp_path`` fixture's teardown, which deletes the entry itself): an audit item has no such fixture, so
+    the entry would live until the session ends. An item whose stash holds nothing else gets an empty one."""
+    from _pytest.tmpdir import tmppath_result_key
+
+    stash = item.stash
+    if tmppath_result_key in stash:
+        del stash[tmppath_result_key]
+        if not len(stash):  # the emptied one keeps its grown table; pytest's ``_store`` alias follows
+            fresh = item.stash = pytest.Stash()
+            if getattr(item, "_store", None) is stash:  # a slot of pytest's Node
+                item._store = fresh
+
+
 def junit_xml_key() -> Any:
     """The ``StashKey`` under which ``_pytest.junitxml`` keeps its ``LogXML`` (``add_global_property``,
     ``node_reporter(report)``)."""

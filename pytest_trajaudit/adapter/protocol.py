@@ -132,6 +132,7 @@ def run(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
                 phase("call", item.runtest)
         phase("teardown", teardown)
         ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+        _compat.forget_tmp_path_result(item)
     finally:
         # the flat copy served the item's run; the item keeps its own NodeKeywords (the same keys and lookups)
         # rather than a second mapping per item for the rest of the session
