@@ -138,8 +138,8 @@ class SummaryJob(TypedDict):
     advisor_verdict: str | None
     fingerprints: dict[str, str]
     waived: list[str]
-    # the roll-up's state of the job without ``loads`` (a RollupJob's other keys); in memory a report.audit.Deferred
-    # that makes it when summary.json is written (the file holds the dict)
+    # the roll-up's state of the job without ``loads`` (a RollupJob's other keys); Rollup.summary(deferred_detail=True)
+    # holds a report.audit.Deferred instead, made when summary.json is written (the file holds the dict)
     detail: Any
     trace_grader: NotRequired[dict[str, Any] | None]  # the job's trace-grader run block, None without TG items
 

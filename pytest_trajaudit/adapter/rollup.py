@@ -97,7 +97,7 @@ class RollupPlugin:
         if self.report_dir is not None:
             self.summary = self.rollup.write(self.report_dir, self.state.keys)
         else:
-            self.summary = self.rollup.summary()
+            self.summary = self.rollup.summary(deferred_detail=True)  # no reader of the detail here
         pv = self.summary["pr_verdict"]
         xml = self.config.stash.get(self.xml_key, None)
         if xml is not None:

@@ -192,7 +192,10 @@ class Rollup:
                                       missing=j.get("missing"))
         return out
 
-    def summary(self) -> Summary:
+    def summary(self, deferred_detail: bool = False) -> Summary:
+        """summary.json as a dict. Each job's ``detail`` is a plain dict, or with ``deferred_detail`` a
+        :class:`~.audit.Deferred` made only as the document is serialized (:func:`~.audit.write_json_atomic`,
+        the HTML report): a large audit then never holds a second copy of every record."""
         from .review import job_fields, sections
 
         verdicts = self.verdicts()
@@ -212,7 +215,8 @@ class Rollup:
                 "condition": meta.get("condition"), "oracle": bool(meta.get("oracle")),
                 "advisor_verdict": self.advisor_verdict(job_id),
                 "fingerprints": review_fields["fingerprints"], "waived": review_fields["waived"],
-                "detail": Deferred(functools.partial(self.detail, job_id)),  # made as summary.json is written
+                "detail": (Deferred(functools.partial(self.detail, job_id)) if deferred_detail
+                           else self.detail(job_id)),
             })
         review = sections(self, jobs)
         # summary.json in the order it is written: the literal spreads sections built elsewhere (the shard, the
@@ -332,7 +336,7 @@ class Rollup:
         return out
 
     def write(self, out_dir: Path, keys: dict[str, str]) -> Summary:
-        summary = self.summary()
+        summary = self.summary(deferred_detail=True)
         verdicts = self.verdicts()
         rels = job_paths(list(verdicts))  # distinct ids never share a file (paths.py)
         for job_id, (verdict, reasons) in verdicts.items():
