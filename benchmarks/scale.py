@@ -5,7 +5,7 @@ the RSS slope per item of the audit against the bare run.
 
     python benchmarks/scale.py [--jobs 10000 50000 100000] [--size-kb 4] [--format acp] [--work DIR]
                                [--only collect,bare,audit,shards] [--workers 2] [--shard-workers 2]
-                               [--pytest-args ARGS]
+                               [--gen-procs 2] [--pytest-args ARGS] [--with-saved]
 
 Trees are generated with ``gen_runs.py`` into ``WORK/tree-N`` and reused when their parameters match
 (``WORK/tree-N.json``). Every pytest run starts from ``WORK`` (which holds an empty ``pytest.ini``) with
@@ -17,7 +17,9 @@ The bare run is one module with ``@pytest.mark.parametrize("i", range(ITEMS))`` 
 floor per item (one Function item, its callspec, the reports pytest keeps), without a code object or module
 per item that per-job test files would add. It gets the same ``--junitxml`` as the audit (JUnit keeps a node
 per test case until the session ends). The slope is the least-squares fit of peak RSS against the item count
-over the sizes measured in this invocation (two sizes at least).
+over the sizes in the table (two sizes at least). Each invocation saves its runs in ``WORK/out-N/runs.json``;
+``--with-saved`` adds the saved runs of sizes and steps this invocation does not run to the table and the slopes
+(marked "saved"), so a long series can be measured in parts.
 """
 
 from __future__ import annotations
@@ -49,6 +51,15 @@ class Run:
     rss_sum: int  # bytes, the most the process tree held at once (sampled); 0 when not sampled
     code: int
     out: Path
+    load: str = "?"  # the load average when it ended
+
+
+def _load_saved(work: Path, n: int) -> dict:
+    """The runs of N jobs saved in WORK/out-N/runs.json by earlier invocations, by label ({} when none)."""
+    try:
+        return json.loads((work / f"out-{n}" / "runs.json").read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def loadavg() -> str:
@@ -111,7 +122,7 @@ def run(label: str, cmd: list[str], cwd: Path, out: Path, timeout: float, sample
     if sample:
         th.join()
     code = os.waitstatus_to_exitcode(status)
-    r = Run(label, wall, usage.ru_maxrss * 1024, peak_sum[0], code, out)
+    r = Run(label, wall, usage.ru_maxrss * 1024, peak_sum[0], code, out, loadavg())
     extra = f", sum over processes {r.rss_sum / MiB:.0f} MiB" if sample else ""
     print(f"  {label}: exit {code}, wall {wall:.1f} s, peak RSS {r.rss / MiB:.0f} MiB{extra} (load {loadavg()})",
           flush=True)
@@ -195,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shard-workers", type=int, default=0, help="run each shard with -n W (W > 0)")
     ap.add_argument("--pytest-args", default="", help="appended to every pytest run (bare and audit alike)")
     ap.add_argument("--timeout", type=float, default=4 * 3600)
+    ap.add_argument("--with-saved", action="store_true",
+                    help="add to the table and the slopes the runs an earlier invocation saved in WORK/out-N/runs.json "
+                         "for a size or step this invocation does not run (marked 'saved')")
     args = ap.parse_args(argv)
     steps = [s.strip() for s in args.only.split(",") if s.strip()]
     bad = [s for s in steps if s not in STEPS]
@@ -244,14 +258,30 @@ def main(argv: list[str] | None = None) -> int:
             res["merge"] = run("trajaudit merge", [sys.executable, "-m", "pytest_trajaudit.cli.main", "merge",
                                                    str(out / "merged"), *dirs], work, out / "merge.out", args.timeout)
 
+    for n, res in results.items():  # what this invocation measured, for a later --with-saved
+        saved = _load_saved(work, n)
+        saved.update({label: {"label": r.label, "wall": r.wall, "rss": r.rss, "rss_sum": r.rss_sum, "code": r.code,
+                              "out": str(r.out), "items": items_of.get(n), "load": r.load} for label, r in res.items()})
+        (work / f"out-{n}" / "runs.json").write_text(json.dumps(saved, indent=1))
+    if args.with_saved:
+        for n in sorted(args.jobs):
+            for label, d in _load_saved(work, n).items():
+                if label not in results.setdefault(n, {}):
+                    results[n][label] = Run(f"{d['label']} (saved)", d["wall"], d["rss"], d["rss_sum"], d["code"],
+                                            Path(d["out"]), d.get("load", "?"))
+                    if d.get("items") and n not in items_of:
+                        items_of[n] = d["items"]
+
     print(f"\n== summary (load {loadavg()}) ==")
-    print("| jobs | items | run | wall s | peak RSS MiB | RSS sum MiB | bytes/item |")
-    print("|---|---|---|---|---|---|---|")
+    print("| jobs | items | run | wall s | peak RSS MiB | RSS sum MiB | bytes/item | / bare | load |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n, res in sorted(results.items()):
         for label, r in res.items():
             per = f"{r.rss / items_of[n]:.0f}" if n in items_of and label in ("bare", "audit", "xdist") else ""
             rs = f"{r.rss_sum / MiB:.0f}" if r.rss_sum else ""
-            print(f"| {n} | {items_of.get(n, '')} | {r.label} | {r.wall:.1f} | {r.rss / MiB:.0f} | {rs} | {per} |")
+            vs = f"{r.rss / res['bare'].rss:.2f}×" if label in ("audit", "xdist") and "bare" in res else ""
+            print(f"| {n} | {items_of.get(n, '')} | {r.label} | {r.wall:.1f} | {r.rss / MiB:.0f} | {rs} | {per} "
+                  f"| {vs} | {r.load} |")
     fits = {}
     for kind in ("bare", "audit", "xdist"):
         pts = [(items_of[n], res[kind].rss) for n, res in results.items()  # runs that ended as pytest does

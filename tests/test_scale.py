@@ -566,6 +566,15 @@ def test_merge_refuses_what_does_not_add_up(pytester: pytest.Pytester, capsys: p
     assert "shards overlap" in capsys.readouterr().err
     assert merge_mod.main([str(p / "s2"), str(p / "s1"), str(p / "s2")]) == 4
     assert "the output directory is one of the shards" in capsys.readouterr().err
+    s2 = json.loads((p / "s2" / "summary.json").read_text())
+    job = next(j for j in s2["jobs"] if j["detail"]["records"])
+    code = next(iter(job["detail"]["records"]))
+    job["detail"]["records"][code] = "PASS"  # a tampered shard: one record is not an object
+    (p / "bad").mkdir()
+    (p / "bad" / "summary.json").write_text(json.dumps(s2))
+    assert merge_mod.main([str(p / "out"), str(p / "s1"), str(p / "bad")]) == 4
+    err = capsys.readouterr().err
+    assert f"its {code} record is not a JSON object" in err and len(err.strip().splitlines()) == 1
     assert not (p / "out").exists()
 
 

@@ -123,13 +123,18 @@ def rollup_from(docs: list[dict[str, Any]]) -> tuple[Rollup, dict[str, str]]:
     rollup.judges.models = models
     entries = sorted((j for d in docs for j in d.get("jobs") or []), key=lambda j: j["job"])
     for entry in entries:
-        job_id, detail = entry["job"], entry["detail"]
+        # the shard's entry gives up its detail: its record dicts become the roll-up's records in place (the keys
+        # added last, as a job's records carry them), so a merge holds one copy of every record, not two
+        job_id, detail = entry["job"], entry.pop("detail")
         state = {k: v for k, v in detail.items() if k != "records"}
         state.setdefault("meta", {})
         state.setdefault("error", None)
         records = {}
         for code, r in (detail.get("records") or {}).items():
-            rec = {**r, "job": job_id, "code": code, "meta": state["meta"], "loads": entry.get("loads", 0)}
+            if not isinstance(r, dict):
+                raise MergeError(f"job {job_id}: its {code} record is not a JSON object: not a trajaudit shard")
+            rec = r
+            rec.update(job=job_id, code=code, meta=state["meta"], loads=entry.get("loads", 0))
             records[code] = rec
             if rec.get("key"):
                 keys.setdefault(code, rec["key"])
@@ -167,6 +172,7 @@ def merge(out_dir: Path, shard_dirs: list[Path]) -> Summary:
         docs = [load_shard(Path(d)) for d in shard_dirs]
         check(docs)
         rollup, keys = rollup_from(docs)
+        del docs  # the rest of every shard's summary (its entries, sections): the roll-up recomputes them
         return rollup.write(Path(out_dir), keys)
 
 
