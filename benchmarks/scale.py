@@ -124,7 +124,7 @@ def run(label: str, cmd: list[str], cwd: Path, out: Path, timeout: float, sample
     code = os.waitstatus_to_exitcode(status)
     r = Run(label, wall, usage.ru_maxrss * 1024, peak_sum[0], code, out, loadavg())
     extra = f", sum over processes {r.rss_sum / MiB:.0f} MiB" if sample else ""
-    print(f"  {label}: exit {code}, wall {wall:.1f} s, peak RSS {r.rss / MiB:.0f} MiB{extra} (load {loadavg()})",
+    print(f"  {label}: exit {code}, wall {wall:.1f} s, peak RSS {r.rss / MiB:.0f} MiB{extra} (load {r.load})",
           flush=True)
     if code not in ok:
         tail = out.read_text(errors="replace").splitlines()[-15:]

@@ -97,7 +97,6 @@ def register(p: Principle) -> None:
         raise ValueError(f"principle {p.code} registered twice")
     _REGISTRY[p.code] = p
     _INDEX.clear()
-    _SORTED.clear()
 
 
 @dataclass(frozen=True)
@@ -129,13 +128,10 @@ def integrity_codes(principles: Mapping[str, Principle]) -> tuple[str, ...]:
 
 
 def registry() -> dict[str, Principle]:
-    """All built-in principles (importing the family modules registers them), in code order: a fresh dict over
-    one sorted table, kept until the next ``register`` (a roll-up asks once per record)."""
-    if not _SORTED:
-        for mod in FAMILY_MODULES:
-            import_module(f"{__package__}.{mod}")
-        _SORTED.update(sorted(_REGISTRY.items(), key=lambda kv: _order(kv[0])))
-    return dict(_SORTED)
+    """All built-in principles (importing the family modules registers them), in code order."""
+    for mod in FAMILY_MODULES:
+        import_module(f"{__package__}.{mod}")
+    return dict(sorted(_REGISTRY.items(), key=lambda kv: _order(kv[0])))
 
 
 def group_checks() -> dict[str, GroupCheck]:
@@ -162,7 +158,6 @@ def family_codes(family: str) -> tuple[str, ...]:
 
 
 _INDEX: dict[str, dict[str, tuple[str, ...]]] = {}  # "key" / "family" → value → codes; emptied by register()
-_SORTED: dict[str, Principle] = {}  # registry()'s table in code order; emptied by register()
 
 
 def _index(attr: str) -> dict[str, tuple[str, ...]]:

@@ -133,13 +133,12 @@ def rollup_from(docs: list[dict[str, Any]]) -> tuple[Rollup, dict[str, str]]:
         for code, r in (detail.get("records") or {}).items():
             if not isinstance(r, dict):
                 raise MergeError(f"job {job_id}: its {code} record is not a JSON object: not a trajaudit shard")
-            rec = r
-            rec.update(job=job_id, code=code, meta=state["meta"], loads=entry.get("loads", 0))
-            records[code] = rec
-            if rec.get("key"):
-                keys.setdefault(code, rec["key"])
-            if rec.get("judge") or (rec.get("data") or {}).get("judge_labels"):
-                rollup.judges.add(f"{job_id}::{code}", rec)
+            r.update(job=job_id, code=code, meta=state["meta"], loads=entry.get("loads", 0))
+            records[code] = r
+            if r.get("key"):
+                keys.setdefault(code, r["key"])
+            if r.get("judge") or (r.get("data") or {}).get("judge_labels"):
+                rollup.judges.add(f"{job_id}::{code}", r)
         # the job's state as a shard's Rollup.add kept it (RollupJob's optional keys come back with it)
         rollup.jobs[job_id] = cast(RollupJob, {"meta": state["meta"], "records": records, "error": state["error"],
                                                "loads": entry.get("loads", 0),

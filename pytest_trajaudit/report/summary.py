@@ -78,12 +78,12 @@ def _advisor_codes() -> tuple[str, ...]:
     from ..principles import family_codes
 
     return family_codes("advisor")
-_DECLARED: dict[str, dict[str, tuple[str, bool]]] = {}
 
 
+@functools.cache
 def _declared() -> dict[str, tuple[str, bool]]:
     """code → (role, na_warns) of the built-in principles: the verdict metadata of a record whose roll-up was
-    given none (a merge of shards, a roll-up built in a script)."""
+    given none (a merge of shards, a roll-up built in a script). Made once: a roll-up asks once per record."""
     from ..principles import registry
 
     return {c: (p.role, p.na_warns) for c, p in registry().items()}
@@ -167,7 +167,7 @@ class Rollup:
                 j["missing"] = missing
 
     def _role(self, code: str, rec: dict[str, Any]) -> tuple[str, bool]:
-        roles = self.roles if self.roles is not None else _DECLARED.setdefault("roles", _declared())
+        roles = self.roles if self.roles is not None else _declared()
         if code in roles:
             return roles[code]
         return ("quality" if rec.get("affects", True) else "info"), False
