@@ -97,6 +97,35 @@ def test_ctrf_report_is_valid_and_warn_is_other(pytester: pytest.Pytester) -> No
                                                                     "other"))
 
 
+def test_ctrf_enrichment_reads_what_the_standard_library_wrote(tmp_path: Path) -> None:
+    """pytest-json-ctrf writes with ``json.dump`` (ASCII escapes, NaN allowed): the enrichment reads such a file,
+    writes strict UTF-8 JSON (NaN becomes null, a lone surrogate is escaped) and keeps the file's mode."""
+    from types import SimpleNamespace
+
+    from pytest_trajaudit.adapter.rollup import enrich_ctrf
+
+    path = tmp_path / "ctrf.json"
+    doc = {"results": {"tool": {"name": "pytest"}, "summary": {"tests": 2},
+                       "tests": [{"name": "runs/j::P1", "status": "skipped", "duration": float("nan")},
+                                 {"name": "runs/j\udce9é::P2", "status": "passed", "duration": 1}]}}
+    path.write_text(json.dumps(doc, indent=4), encoding="ascii")
+    os.chmod(path, 0o640)
+    config = SimpleNamespace(getoption=lambda name, default=None: str(path),
+                             pluginmanager=SimpleNamespace(hasplugin=lambda name: True))
+    summary = {"pr_verdict": {"verdict": "REJECT", "reasons": ["j: FAIL"]}, "jobs": [{"job": "j", "verdict": "FAIL"}]}
+    items = {"runs/j::P1": {"job": "j", "code": "P1", "status": "WARN", "evidence": "key sk-" + "a" * 48}}
+    enrich_ctrf(config, SimpleNamespace(jobs={"j": {}}), items, summary)  # type: ignore[arg-type]
+    raw = path.read_bytes()
+    out = json.loads(raw)  # strict: json.loads would accept NaN, so check the text too
+    assert b"NaN" not in raw and out["results"]["tests"][0]["duration"] is None
+    assert out["results"]["tests"][0]["status"] == "other"
+    assert "sk-" + "a" * 48 not in raw.decode("utf-8")
+    assert out["results"]["extra"]["trajaudit"]["pr_verdict"] == "REJECT"
+    assert out["results"]["tests"][1]["name"] == "runs/j\\xe9é::P2"  # the byte that is not UTF-8, escaped
+    assert out["results"]["summary"]["other"] == 1
+    assert os.stat(path).st_mode & 0o777 == 0o640
+
+
 def test_github_actions_annotations(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     r = _audit(pytester)

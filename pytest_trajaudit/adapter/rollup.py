@@ -170,11 +170,17 @@ def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, ItemOutcome
         return
     import json
 
+    import orjson
+
     from ..scan.redact import redact
 
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        try:
+            doc = orjson.loads(raw)
+        except orjson.JSONDecodeError:  # NaN or Infinity, which the standard library writes and reads
+            doc = json.loads(raw)
         results = doc.setdefault("results", {})
         extra = results.setdefault("extra", {})
         summary = summary if summary is not None else rollup.summary()
@@ -189,10 +195,11 @@ def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, ItemOutcome
         from .ci import ctrf_statuses
 
         ctrf_statuses(doc, items)
-        from ..report.audit import write_text_atomic
+        from ..report.audit import json_bytes, write_bytes_atomic
 
-        # atomically, keeping the file's mode (pytest-json-ctrf created it; readers never see half a file)
-        write_text_atomic(Path(path), json.dumps(doc, indent=2), stat.S_IMODE(os.stat(path).st_mode))
+        # atomically, keeping the file's mode (pytest-json-ctrf created it; readers never see half a file); encoded
+        # by orjson like every report of the plugin (strict JSON, UTF-8): the standard library indents in Python
+        write_bytes_atomic(Path(path), json_bytes(doc), stat.S_IMODE(os.stat(path).st_mode))
     except (OSError, ValueError):
         pass
 
