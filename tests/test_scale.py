@@ -578,6 +578,59 @@ def test_merge_refuses_what_does_not_add_up(pytester: pytest.Pytester, capsys: p
     assert not (p / "out").exists()
 
 
+
+def test_merge_refuses_malformed_shards_in_one_line(pytester: pytest.Pytester,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A shard edited by hand or by an agent: wrong types anywhere the merge reads are refused with exit 4 and one
+    line naming the file (never a traceback), and the text read from the shard is escaped in that line."""
+    _tree(pytester.path / "runs")
+    for i in (1, 2):
+        _run(pytester, "--trajaudit=runs", f"--trajaudit-shard={i}/2", f"--trajaudit-report=s{i}")
+    p = pytester.path
+    good = json.loads((p / "s2" / "summary.json").read_text())
+    job0 = next(j for j in good["jobs"] if j["detail"]["records"])
+    code = next(iter(job0["detail"]["records"]))
+
+    def tamper(name: str, edit) -> Path:
+        doc = json.loads(json.dumps(good))
+        edit(doc)
+        (p / name).mkdir()
+        (p / name / "summary.json").write_text(json.dumps(doc))
+        return p / name
+
+    def first_job(doc: dict) -> dict:
+        return next(j for j in doc["jobs"] if j["job"] == job0["job"])
+
+    cases = [
+        (tamper("jobs-int", lambda d: d.update(jobs=5)), "jobs or groups is not a list"),
+        (tamper("job-int", lambda d: d["jobs"].append(7)), "a jobs entry without a job id"),
+        (tamper("group-int", lambda d: d.update(groups=[7])), "a groups entry without a group and a code"),
+        (tamper("records-list", lambda d: first_job(d)["detail"].update(records=[1])), "records, meta or loads"),
+        (tamper("meta-str", lambda d: first_job(d)["detail"].update(meta="x")), "records, meta or loads"),
+        (tamper("waivers-list", lambda d: d.update(waivers=[1])), "waivers is not an object"),
+        (tamper("baseline-bad", lambda d: d.update(baseline={"findings": [{"job": 1}]})),
+         "baseline.findings is not a list of findings"),
+        # deeper than the shape check: a record whose data is not an object
+        (tamper("data-list", lambda d: first_job(d)["detail"]["records"][code].update(data=[1, 2])),
+         "the shards' records are malformed"),
+    ]
+    for shard, message in cases:
+        rc = merge_mod.main([str(p / "out"), str(p / "s1"), str(shard)])
+        err = capsys.readouterr().err
+        assert rc == 4 and message in err, (shard.name, err)
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    # a job id with a terminal escape, reported by both shards: the line names it escaped
+    evil_job = {**job0, "job": "x\x1b[31mred"}
+    tamper("evil", lambda d: d["jobs"].append(evil_job))
+    s1 = json.loads((p / "s1" / "summary.json").read_text())
+    s1["jobs"].append(evil_job)
+    (p / "evil1").mkdir()
+    (p / "evil1" / "summary.json").write_text(json.dumps(s1))
+    assert merge_mod.main([str(p / "out"), str(p / "evil1"), str(p / "evil")]) == 4
+    err = capsys.readouterr().err
+    assert "shards overlap" in err and "\x1b" not in err and "x\\x1b[31mred is in two shards" in err, err
+
+
 # --- the default xdist scheduler -------------------------------------------------------------------------------
 
 class _FakeNode:

@@ -25,6 +25,7 @@ import orjson
 from ..aggregate.completeness import EXIT_INCOMPLETE
 from ..gcpause import paused_gc
 from ..records import RollupJob, Summary
+from ..scan.redact import clean
 from .summary import Rollup
 
 
@@ -49,31 +50,71 @@ def load_shard(d: Path) -> dict[str, Any]:
     shard = doc.get("shard")
     if not isinstance(shard, dict) or not isinstance(shard.get("index"), int) or not isinstance(shard.get("count"), int):
         raise MergeError(f"{path}: not a shard's summary (no shard field): audit with --trajaudit-shard I/N")
-    missing = [j.get("job") for j in doc.get("jobs") or [] if not isinstance(j.get("detail"), dict)]
-    if missing:
-        raise MergeError(f"{path}: job {missing[0]} has no per-job detail (written by an older pytest-trajaudit)")
+    _check_shape(path, doc)
     doc["_path"] = str(path)
     return doc
 
 
-def check(docs: list[dict[str, Any]]) -> None:
-    """Refuse shards that do not add up to one run."""
-    if not docs:
+def _check_shape(path: Path, doc: dict[str, Any]) -> None:
+    """Refuse, naming the file, a shard whose parts the merge reads are not of the types a shard writes (a file
+    edited by hand or by an agent): the merge then never fails on it half-way with a traceback."""
+    def bad(what: str) -> MergeError:
+        return MergeError(f"{path}: {what}: not a trajaudit shard's summary.json")
+
+    jobs, groups = doc.get("jobs") or [], doc.get("groups") or []
+    if not isinstance(jobs, list) or not isinstance(groups, list):
+        raise bad("jobs or groups is not a list")
+    for j in jobs:
+        if not isinstance(j, dict) or not isinstance(j.get("job"), str):
+            raise bad("a jobs entry without a job id")
+        detail = j.get("detail")
+        if not isinstance(detail, dict):
+            raise MergeError(f"{path}: job {j['job']} has no per-job detail (written by an older pytest-trajaudit)")
+        if not isinstance(detail.get("records") or {}, dict) or not isinstance(detail.get("meta") or {}, dict) \
+                or not isinstance(j.get("loads") or 0, int):
+            raise bad(f"job {j['job']}: its records, meta or loads are of the wrong type")
+    for g in groups:
+        if not isinstance(g, dict) or not isinstance(g.get("group"), str) or not isinstance(g.get("code"), str):
+            raise bad("a groups entry without a group and a code")
+    for name in ("waivers", "baseline", "judges"):
+        if not isinstance(doc.get(name) or {}, dict):
+            raise bad(f"{name} is not an object")
+    if not isinstance((doc.get("waivers") or {}).get("entries") or [], list) \
+            or not isinstance((doc.get("judges") or {}).get("models") or [], list):
+        raise bad("waivers.entries or judges.models is not a list")
+    findings = (doc.get("baseline") or {}).get("findings") or []
+    if not isinstance(findings, list) or not all(
+            isinstance(f, dict) and all(isinstance(f.get(k), str) for k in ("fingerprint", "job", "code"))
+            for f in findings):
+        raise bad("baseline.findings is not a list of findings")
+
+
+def header(doc: dict[str, Any]) -> dict[str, Any]:
+    """What :func:`check` needs of a shard's summary, kept once its records are taken: its path, shard field, mode,
+    waivers, a key of its baseline, and the ids of its jobs and groups."""
+    return {"_path": doc["_path"], "shard": doc["shard"], "mode": doc.get("mode"),
+            "waivers": {"entries": (doc.get("waivers") or {}).get("entries")}, "baseline_key": _baseline_key(doc),
+            "ids": [j["job"] for j in doc.get("jobs") or []]
+            + [f"{g['group']}::{g['code']}" for g in doc.get("groups") or []]}
+
+
+def check(headers: list[dict[str, Any]]) -> None:
+    """Refuse shards that do not add up to one run (each given by its :func:`header`)."""
+    if not headers:
         raise MergeError("no shard directories given")
-    first = docs[0]
+    first = headers[0]
     count = first["shard"]["count"]
-    for d in docs[1:]:
+    for d in headers[1:]:
         for what, a, b in (("shard count", d["shard"]["count"], count),
                            ("settings", d["shard"].get("settings"), first["shard"].get("settings")),
-                           ("mode", d.get("mode"), first.get("mode")),
-                           ("waivers", (d.get("waivers") or {}).get("entries"),
-                            (first.get("waivers") or {}).get("entries")),
-                           ("baseline", _baseline_key(d), _baseline_key(first))):
+                           ("mode", d["mode"], first["mode"]),
+                           ("waivers", d["waivers"]["entries"], first["waivers"]["entries"]),
+                           ("baseline", d["baseline_key"], first["baseline_key"])):
             if a != b:
                 raise MergeError(f"{d['_path']}: {what} {a} differs from {first['_path']}'s {b}: shards of "
                                  "different runs or settings cannot be merged")
     seen: dict[int, str] = {}
-    for d in docs:
+    for d in headers:
         i = d["shard"]["index"]
         if not 1 <= i <= count:
             raise MergeError(f"{d['_path']}: shard index {i} outside 1..{count}")
@@ -84,9 +125,8 @@ def check(docs: list[dict[str, Any]]) -> None:
     if absent:
         raise MergeError(f"missing shard(s) {', '.join(absent)}: the merged verdict would not cover every job")
     owner: dict[str, str] = {}
-    for d in docs:
-        ids = [j["job"] for j in d.get("jobs") or []] + [f"{g['group']}::{g['code']}" for g in d.get("groups") or []]
-        for job in ids:
+    for d in headers:
+        for job in d["ids"]:
             if job in owner:
                 raise MergeError(f"{job} is in two shards ({owner[job]} and {d['_path']}): shards overlap")
             owner[job] = d["_path"]
@@ -103,50 +143,75 @@ def _baseline_key(doc: dict[str, Any]) -> Any:
     return f"new_only={bool(b.get('new_only'))} findings={hashlib.sha256(prints.encode()).hexdigest()[:12]}"
 
 
-def rollup_from(docs: list[dict[str, Any]]) -> tuple[Rollup, dict[str, str]]:
-    """One roll-up holding every shard's jobs and groups, and the principle code → audit-JSON key map. The
-    waivers' entries and the baseline come back from the first shard (``check`` made sure they all agree): the
-    stale waivers and the baseline diff are recomputed over every job."""
-    from .baseline import Baseline
+class Builder:
+    """One roll-up built from shard summaries taken one at a time: :meth:`take` moves a shard's per-job records
+    out of its summary (the rest of the summary can then be let go), :meth:`finish` makes the roll-up. The
+    waivers' entries and the baseline come from the first shard (``check`` makes sure they all agree): the stale
+    waivers and the baseline diff are recomputed over every job."""
 
-    rollup = Rollup(docs[0].get("mode") or "precise")
-    if isinstance(docs[0].get("waivers"), dict):
-        rollup.waivers = list(docs[0]["waivers"].get("entries") or [])
-    if isinstance(docs[0].get("baseline"), dict):
-        rollup.baseline = Baseline.from_json(docs[0]["baseline"])
-    keys: dict[str, str] = {}
-    models: list[str] = []
+    def __init__(self) -> None:
+        self.rollup: Rollup | None = None
+        self.keys: dict[str, str] = {}  # principle code → audit-JSON key
+        self.models: list[str] = []
+        self.jobs: list[tuple[str, RollupJob]] = []
+        self.groups: list[dict[str, Any]] = []
+
+    def take(self, doc: dict[str, Any]) -> None:
+        if self.rollup is None:
+            from .baseline import Baseline
+
+            self.rollup = Rollup(doc.get("mode") or "precise")
+            if isinstance(doc.get("waivers"), dict):
+                self.rollup.waivers = list(doc["waivers"].get("entries") or [])
+            if isinstance(doc.get("baseline"), dict):
+                self.rollup.baseline = Baseline.from_json(doc["baseline"])
+        for m in ((doc.get("judges") or {}).get("models") or []):
+            if m not in self.models:
+                self.models.append(m)
+        for entry in doc.get("jobs") or []:
+            # the shard's entry gives up its detail: its record dicts become the roll-up's records in place (the
+            # keys added last, as a job's records carry them), so a merge holds one copy of every record
+            job_id, detail = entry["job"], entry.pop("detail")
+            state = {k: v for k, v in detail.items() if k != "records"}
+            state.setdefault("meta", {})
+            state.setdefault("error", None)
+            records = {}
+            for code, r in (detail.get("records") or {}).items():
+                if not isinstance(r, dict):
+                    raise MergeError(f"job {job_id}: its {code} record is not a JSON object: not a trajaudit shard")
+                r.update(job=job_id, code=code, meta=state["meta"], loads=entry.get("loads", 0))
+                records[code] = r
+                if r.get("key"):
+                    self.keys.setdefault(code, r["key"])
+            # the job's state as a shard's Rollup.add kept it (RollupJob's optional keys come back with it)
+            self.jobs.append((job_id, cast(RollupJob, {
+                "meta": state["meta"], "records": records, "error": state["error"], "loads": entry.get("loads", 0),
+                **{k: v for k, v in state.items() if k not in ("meta", "error")}})))
+        self.groups.extend(dict(g) for g in doc.get("groups") or [])
+
+    def finish(self) -> tuple[Rollup, dict[str, str]]:
+        rollup = self.rollup if self.rollup is not None else Rollup("precise")
+        rollup.judges.models = self.models
+        self.jobs.sort(key=lambda kv: kv[0])
+        for job_id, job in self.jobs:  # in job order, as an unsharded run's reports arrive per job
+            rollup.jobs[job_id] = job
+            for code, r in job["records"].items():
+                if r.get("judge") or (r.get("data") or {}).get("judge_labels"):
+                    rollup.judges.add(f"{job_id}::{code}", r)
+        self.jobs = []
+        for g in self.groups:
+            rollup.add(g)
+        self.groups = []
+        return rollup, self.keys
+
+
+def rollup_from(docs: list[dict[str, Any]]) -> tuple[Rollup, dict[str, str]]:
+    """One roll-up holding every shard's jobs and groups, and the principle code → audit-JSON key map (the
+    shards' record dicts become the roll-up's: see :class:`Builder`)."""
+    b = Builder()
     for d in docs:
-        for m in ((d.get("judges") or {}).get("models") or []):
-            if m not in models:
-                models.append(m)
-    rollup.judges.models = models
-    entries = sorted((j for d in docs for j in d.get("jobs") or []), key=lambda j: j["job"])
-    for entry in entries:
-        # the shard's entry gives up its detail: its record dicts become the roll-up's records in place (the keys
-        # added last, as a job's records carry them), so a merge holds one copy of every record, not two
-        job_id, detail = entry["job"], entry.pop("detail")
-        state = {k: v for k, v in detail.items() if k != "records"}
-        state.setdefault("meta", {})
-        state.setdefault("error", None)
-        records = {}
-        for code, r in (detail.get("records") or {}).items():
-            if not isinstance(r, dict):
-                raise MergeError(f"job {job_id}: its {code} record is not a JSON object: not a trajaudit shard")
-            r.update(job=job_id, code=code, meta=state["meta"], loads=entry.get("loads", 0))
-            records[code] = r
-            if r.get("key"):
-                keys.setdefault(code, r["key"])
-            if r.get("judge") or (r.get("data") or {}).get("judge_labels"):
-                rollup.judges.add(f"{job_id}::{code}", r)
-        # the job's state as a shard's Rollup.add kept it (RollupJob's optional keys come back with it)
-        rollup.jobs[job_id] = cast(RollupJob, {"meta": state["meta"], "records": records, "error": state["error"],
-                                               "loads": entry.get("loads", 0),
-                                               **{k: v for k, v in state.items() if k not in ("meta", "error")}})
-    for d in docs:
-        for g in d.get("groups") or []:
-            rollup.add(dict(g))
-    return rollup, keys
+        b.take(d)
+    return b.finish()
 
 
 def rollup_lines(summary: Summary) -> list[str]:
@@ -167,11 +232,15 @@ def merge(out_dir: Path, shard_dirs: list[Path]) -> Summary:
     for d in shard_dirs:
         if Path(d).resolve() in (out, out / "summary.json"):
             raise MergeError(f"{d}: the output directory is one of the shards (write the merge elsewhere)")
-    with paused_gc():  # every shard's summary: millions of objects, acyclic, alive until written (gcpause.py)
-        docs = [load_shard(Path(d)) for d in shard_dirs]
-        check(docs)
-        rollup, keys = rollup_from(docs)
-        del docs  # the rest of every shard's summary (its entries, sections): the roll-up recomputes them
+    with paused_gc():  # every shard's records: millions of objects, acyclic, alive until written (gcpause.py)
+        headers, builder = [], Builder()
+        for d in shard_dirs:  # one shard's whole summary at a time: its records are taken, the rest let go
+            doc = load_shard(Path(d))
+            headers.append(header(doc))
+            builder.take(doc)
+            del doc
+        check(headers)  # before anything is written
+        rollup, keys = builder.finish()
         return rollup.write(Path(out_dir), keys)
 
 
@@ -188,8 +257,14 @@ def main(argv: list[str]) -> int:
     out, shards = Path(argv[0]), [Path(a) for a in argv[1:]]
     try:
         summary = merge(out, shards)
-    except MergeError as exc:
-        print(f"trajaudit merge: {exc}", file=sys.stderr)
+    except MergeError as exc:  # its text names job ids and paths read from the shards: made one clean line
+        print(f"trajaudit merge: {clean(str(exc))}", file=sys.stderr)
+        return 4
+    except (AttributeError, KeyError, TypeError, ValueError) as exc:
+        # a value deeper in a shard's records than load_shard checks is not what a shard writes: refused in one
+        # line (OUT_DIR may then hold part of a merge, which is no report: the exit status says so)
+        print(f"trajaudit merge: the shards' records are malformed ({type(exc).__name__}: "
+              f"{clean(str(exc))[:200]}): not trajaudit shards, merge incomplete", file=sys.stderr)
         return 4
     pv = summary["pr_verdict"]
     print(f"merged {len(shards)} shard(s) into {out}/ (summary.json, report.md, report.html, jobs/)")
