@@ -195,7 +195,9 @@ SELECTIONS = [
     # pytest's --deselect matches node id prefixes: ::P1 also deselects P10..P16, P11 and P16 among them
     ([f"--deselect={CHEAT}/result.json::P1", f"--deselect={CHEAT}/result.json::P2"], "P1, P2, P11, P16", 1,
      "selection: --deselect …::P1 --deselect …::P2"),
-    ([f"{CHEAT}/result.json::P10"], "P1, P2, P11, P16", 1, "selection: node ids …::P10"),
+    # a node id selects inside the root: the jobs it leaves out are named too (the oracle's kind is not known
+    # without loading it)
+    ([f"{CHEAT}/result.json::P10"], "P1, P2, P11, P16", 4, "selection: node ids …::P10"),
 ]
 
 
@@ -366,6 +368,60 @@ def test_merged_shards_of_a_partial_run_stay_incomplete(pytester: pytest.Pyteste
     assert merged["pr_verdict"]["reasons"][0] == "P1, P2, P11, P16 not run on 3 jobs (selection: -k P10)"
     assert "PR verdict: INCOMPLETE" in capsys.readouterr().out
 
+
+
+CLEAN = "runs/harbor-job/csv-stats__Clean01"
+
+
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+@pytest.mark.parametrize(("selectors", "cause"), [
+    ([CLEAN], f"selection: paths {CLEAN}"),
+    ([f"{CLEAN}/result.json"], f"selection: paths {CLEAN}/result.json"),
+    ([CLEAN, "runs/benchflow/tictoc__oracle"], f"selection: paths {CLEAN}, runs/benchflow/tictoc__oracle"),
+    ([f"{CLEAN}/result.json::P1"], "selection: node ids …::P1"),
+])
+def test_paths_inside_an_audit_root_leave_its_other_jobs_incomplete(
+        pytester: pytest.Pytester, runs: Path, selectors: list[str], cause: str, workers: tuple[str, ...]) -> None:
+    """``pytest --trajaudit=runs runs/<clean job>``: the verdict covers the root, so the jobs the positional
+    paths or node ids leave out (the cheating one among them) are INCOMPLETE, never silently dropped."""
+    if workers:
+        pytest.importorskip("xdist")
+    result = _run(pytester, *workers, *selectors)
+    summary, _ = _reports(pytester)
+    verdicts = {j["job"]: j["verdict"] for j in summary["jobs"]}
+    assert verdicts[CHEAT] == "INCOMPLETE" and summary["pr_verdict"]["verdict"] == "INCOMPLETE"
+    assert summary["pr_verdict"]["incomplete"]["causes"] == [cause]
+    assert "APPROVE" not in result.stdout.str() and result.ret == EXIT_INCOMPLETE
+    assert len(verdicts) == 4  # every job of the root is named
+
+
+def test_paths_that_cover_the_whole_root_leave_the_run_complete(pytester: pytest.Pytester, runs: Path) -> None:
+    """Positional paths that together are the root, or that are the audit paths themselves, select nothing out."""
+    result = _run(pytester, "runs")
+    assert _reports(pytester)[0]["pr_verdict"]["verdict"] == "REJECT" and result.ret == 1
+    assert "incomplete" not in result.stdout.str()
+    result = pytester.runpytest("-p", "no:cacheprovider", "--trajaudit=runs/benchflow", "--trajaudit-report=out",
+                                "--trajaudit=runs/harbor-job")
+    assert "incomplete" not in result.stdout.str() and result.ret == 1
+
+
+def test_an_oracle_labelled_trial_with_a_stray_run_record_is_not_an_oracle(pytester: pytest.Pytester,
+                                                                            runs: Path) -> None:
+    """A trial whose result.json names the oracle agent has no trajectory; one holding a run record outside the
+    places a trajectory is read from (an agent run filed under the oracle's name) is unusable input, not ORACLE."""
+    cheat = runs / "benchflow" / "citation-check__Cheat01"
+    doc = json.loads((cheat / "result.json").read_text())
+    doc["agent"] = "oracle"
+    (cheat / "result.json").write_text(json.dumps(doc))
+    traj = next(cheat.rglob("acp_trajectory.jsonl"))
+    traj.rename(cheat / "acp_trajectory.jsonl")
+    result = _run(pytester)
+    summary, _ = _reports(pytester)
+    verdicts = {j["job"]: j["verdict"] for j in summary["jobs"]}
+    assert verdicts[CHEAT] == "ERROR" and "APPROVE" not in summary["pr_verdict"]["verdict"]
+    result.stdout.fnmatch_lines([f"ERROR *{CHEAT}*acp_trajectory.jsonl: a run record in a trial whose records name "
+                                 "the oracle agent*"])
+    assert result.ret == 1
 
 # --- a third-party integrity principle ----------------------------------------------------------------------
 

@@ -25,10 +25,43 @@ def finish(session: pytest.Session) -> None:
         from ..aggregate.completeness import manifest
 
         m = manifest(state.collected_jobs, session.items, [p.code for p in state.principles])
+        if state.narrowed:  # the jobs a path or node id left out: every integrity principle deselected
+            codes = [c for c, p in state.declarations().items() if p.role == "integrity" and p.family != "advisor"]
+            for job_id in left_out(session.config, state, {j.job_id for j in state.collected_jobs}):
+                m.setdefault(job_id, [list(codes), [], list(codes)])
         if hasattr(session.config, "workerinput"):
             session.config.workeroutput["trajaudit_coverage"] = m  # type: ignore[attr-defined]
         elif rollup.ROLLUP_KEY in session.config.stash:
             session.config.stash[rollup.ROLLUP_KEY].rollup.coverage.add(m)  # type: ignore[union-attr]  # RollupPlugin sets it when built
+
+
+def left_out(config: pytest.Config, state: State, collected: set[str]) -> list[str]:
+    """The ids of the jobs under the audit roots that the positional paths or node ids (``state.narrowed``) left
+    out of collection, walked the way collection walks (stat-only, the session's cached view): a job directory
+    that was not collected, and a loose run file (a multi-record file, a ``*.traj``) that no narrowing path
+    covers whole. Jobs of another ``--trajaudit-shard`` are not this run's."""
+    from ..discover.jobs import bare_file, loose_files
+    from .nodes import in_shard
+
+    sel = [(abspath(a.partition("::")[0]), bool(a.partition("::")[2])) for a in state.narrowed]
+    roots = [r for r in state.roots if any(r == p or r in p.parents for p, _ in sel)]
+    roots = [r for r in roots if not any(o != r and o in r.parents for o in roots)]  # nested roots: walked once
+    out: list[str] = []
+    for root in roots:
+        stack = [root]
+        while stack:
+            d = stack.pop()
+            ref = state.walk.classify(d)
+            if ref is not None:
+                if in_shard(config, ref) and state.job_id(ref) not in collected:
+                    out.append(state.job_id(ref))
+                continue
+            for f in loose_files(d):
+                whole = any(not parts and (p == f or p in f.parents) for p, parts in sel)
+                if not whole and in_shard(config, bare_file(f)):
+                    out.append(state.job_id(bare_file(f)))
+            stack.extend(reversed(state.walk.subdirs(d)))
+    return out
 
 
 def directory(path: Path, parent: pytest.Collector) -> TreeNode | None:

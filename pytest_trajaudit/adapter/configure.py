@@ -41,6 +41,8 @@ class State:
     trials: int | None = None
     walk: Walk = field(default_factory=Walk)  # the session's one view of the audited trees (discover/jobs.py)
     collected_jobs: list[Any] = field(default_factory=list)  # every job node collected (completeness.py)
+    # positional paths and node ids that select part of an audit root: the jobs they leave out are INCOMPLETE
+    narrowed: list[str] = field(default_factory=list)
     waivers: list[Any] = field(default_factory=list)  # waivers.Waiver entries of --trajaudit-waivers
     today: Any = None  # the UTC date waivers expire against, taken once at configure (one answer per process)
 
@@ -340,6 +342,16 @@ def add_markers(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{g.code}: trajaudit group item {g.title}")
 
 
+def _narrows(arg: str, dirs: list[Path]) -> bool:
+    """``arg`` (a positional path or node id) selects part of one of the audit directories ``dirs``: it lies
+    strictly inside one, or names items of one (``root::…``)."""
+    from . import nodeids
+
+    path, _, parts = arg.partition("::")
+    p = abspath(path)
+    return nodeids.subsumed(p, dirs) or (bool(parts) and p in dirs)
+
+
 def setup(config: pytest.Config) -> tuple[State, list[Path]]:
     """Under --trajaudit: resolve the audit roots and bare files (refusing symlinks, files pytest would import,
     a config file or rootdir inside an audited tree), read every option into the session's :class:`State`
@@ -398,10 +410,13 @@ def setup(config: pytest.Config) -> tuple[State, list[Path]]:
         raise pytest.UsageError(f"trajaudit: rootdir {config.rootpath} lies inside an audited tree; run from "
                                 "outside it or pass --rootdir=<trusted dir> -c <trusted config>")
     principles, group_codes = _principles(config)
+    # a path or node id inside an audit root selects part of it; the verdict still covers the whole root
+    narrowed = [a for a in args if _narrows(a, dirs)]
     state = State(roots, bare, _settings(config), principles, abspath(config.rootpath), group_codes=group_codes,
                   strict_pass_k=bool(ini_or_opt(config, "trajaudit_strict_pass_k")), trials=_trials(config),
                   registry=config.stash[REGISTRY_KEY], walk=walk)
     state.keys = {p.code: p.key for p in state.principles}
+    state.narrowed = narrowed
     state.waivers = _waivers(config, tops)
     if state.waivers:
         from ..report.waivers import utc_today

@@ -81,7 +81,7 @@ class TreeNode(pytest.File):
                                         f"{exc.strerror or type(exc).__name__} — its jobs would go unaudited") from None
             ref = state.walk.classify(self.path)
             if ref is not None:
-                if _in_shard(self.config, ref):  # a job of another --trajaudit-shard is not collected at all
+                if in_shard(self.config, ref):  # a job of another --trajaudit-shard is not collected at all
                     yield JobNode.from_parent(self, path=ref.anchor, ref=ref)
                 return
         done: set[Path] = set()
@@ -90,12 +90,12 @@ class TreeNode(pytest.File):
                 node = _file_node(self, f, given=False, max_file=state.settings.max_file_bytes)
                 if node is not None:
                     done.add(f)
-                    if _in_shard(self.config, node.ref):
+                    if in_shard(self.config, node.ref):
                         yield node
         for f in self.bare:
             if f not in done:
                 node = _file_node(self, f, given=True, max_file=state.settings.max_file_bytes)
-                if node is not None and _in_shard(self.config, node.ref):
+                if node is not None and in_shard(self.config, node.ref):
                     yield node
         dirs = state.walk.subdirs(self.path)  # skips empty directories, but an audit root given by the user is always visited
         dirs += [r for r in state.roots if r.parent == self.path and r not in dirs and not r.is_symlink()]
@@ -495,13 +495,14 @@ def _outcome(item: Any, rec: dict[str, Any], where: str, location: str) -> None:
         item.na_msg = f"N/A: {msg}"
 
 
-def _in_shard(config: pytest.Config, ref: JobRef) -> bool:
+def in_shard(config: pytest.Config, ref: JobRef) -> bool:
+    """``ref`` is a job of this run's ``--trajaudit-shard`` (every job without one)."""
     shard = config.stash.get(SHARD_KEY, None)
     if shard is None:
         return True
-    from ..discover.shard import in_shard
+    from ..discover import shard as sharding
 
-    return in_shard(ref, config.stash[STATE_KEY].roots, shard)
+    return sharding.in_shard(ref, config.stash[STATE_KEY].roots, shard)
 
 
 # set by adapter/configure.py (kept here so nodes and the adapter share one key without a circular import)

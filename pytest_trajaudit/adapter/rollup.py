@@ -33,7 +33,7 @@ class RollupPlugin:
         declared = state.declarations()
         self.rollup = Rollup("literal" if state.settings.literal else "precise",
                              roles={c: (p.role, p.na_warns) for c, p in declared.items()})
-        self.rollup.coverage = coverage_for(config, declared, [p.code for p in state.principles])
+        self.rollup.coverage = coverage_for(config, declared, [p.code for p in state.principles], state.narrowed)
         if state.settings.judge is not None:
             self.rollup.judges.models = list(state.settings.judge.models)
         self.summary: Summary | None = None

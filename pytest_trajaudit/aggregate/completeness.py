@@ -51,10 +51,14 @@ def manifest(jobs: Iterable[Any], items: Iterable[Any], collected: Iterable[str]
 
 
 def describe_selection(*, keyword: str = "", markexpr: str = "", deselect: Sequence[str] = (),
-                       node_ids: Sequence[str] = (), last_failed: bool = False, stepwise: bool = False) -> str:
+                       node_ids: Sequence[str] = (), last_failed: bool = False, stepwise: bool = False,
+                       paths: Sequence[str] = ()) -> str:
     """What deselected items, as the user typed it: ``selection: -k P10``. ``--deselect`` and node ids are
-    shortened to their item part (``--deselect …::P1``); a deselection by none of these is a plugin's."""
+    shortened to their item part (``--deselect …::P1``); ``paths``: positional paths inside an audit root, which
+    leave its other jobs out; a deselection by none of these is a plugin's."""
     parts = []
+    if paths:
+        parts.append("paths " + ", ".join(paths[:3]) + (", …" if len(paths) > 3 else ""))
     if keyword:
         parts.append(f"-k {keyword}")
     if markexpr:
@@ -126,14 +130,16 @@ EXIT_INCOMPLETE = 10
 _INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED
 
 
-def coverage_for(config: Any, declared: Mapping[str, Any], collected: Iterable[str]) -> Coverage:
+def coverage_for(config: Any, declared: Mapping[str, Any], collected: Iterable[str],
+                 narrowed: Sequence[str] = ()) -> Coverage:
     """The session's :class:`Coverage` before any manifest arrives: the integrity codes of ``declared`` (the
     session's registry), and the causes of a not-collected or deselected integrity item read from the options.
-    ``collected``: the codes ``--trajaudit-principles`` kept."""
+    ``collected``: the codes ``--trajaudit-principles`` kept; ``narrowed``: the positional paths and node ids that
+    select part of an audit root."""
     opt = config.option
     chosen = set(collected)
     principles = ",".join(c for c in declared if c in chosen)
-    args = [str(a) for a in getattr(opt, "file_or_dir", None) or []]
+    args = list(dict.fromkeys([*(str(a) for a in getattr(opt, "file_or_dir", None) or []), *narrowed]))
     return Coverage(
         integrity=tuple(c for c, p in declared.items() if p.role == "integrity" and p.family != "advisor"),
         principles_cause=f"selection: --trajaudit-principles={principles}",
@@ -141,7 +147,7 @@ def coverage_for(config: Any, declared: Mapping[str, Any], collected: Iterable[s
             keyword=getattr(opt, "keyword", "") or "", markexpr=getattr(opt, "markexpr", "") or "",
             deselect=[str(d) for d in getattr(opt, "deselect", None) or []],
             node_ids=[a for a in args if "::" in a], last_failed=bool(getattr(opt, "lf", False)),
-            stepwise=bool(getattr(opt, "stepwise", False))))
+            stepwise=bool(getattr(opt, "stepwise", False)), paths=[a for a in narrowed if "::" not in a]))
 
 
 def stop_cause(config: Any, exitstatus: int) -> str:

@@ -236,7 +236,14 @@ def _load_job(ref: JobRef, cfg: Settings, with_trajectory: bool) -> Job:
     rel, seen = _pick_trajectory(ref, base)
     job.trajectory_candidates = seen
     if rel is None and claimed:
-        # the oracle is never audited (it counts only through its reward): no trajectory needed
+        # the oracle is never audited (it counts only through its reward): no trajectory needed. A run record
+        # elsewhere in the trial is another matter: an oracle has none, and an agent run filed under the oracle's
+        # name would otherwise count as the oracle, unaudited. It is audited nowhere, so the job is unusable.
+        stray = contents(base).trajectories
+        if stray:
+            raise UnusableInput(base / stray[0], "a run record in a trial whose records name the oracle agent, "
+                                "outside the places its trajectory is read from: neither an oracle run (which has "
+                                "no trajectory) nor auditable as an agent run")
         job.is_oracle = True
         job.trajectory = Trajectory(format="none", source="")
         job.config = "oracle"
