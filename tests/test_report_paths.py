@@ -38,6 +38,24 @@ def test_report_dir_whose_real_path_is_in_an_audited_tree_is_refused(pytester: p
     assert not target.exists() or not any(target.iterdir())
 
 
+
+@pytest.mark.parametrize(("flag", "name"), [("--junitxml", "junit.xml"), ("--ctrf", "ctrf.json"),
+                                            ("--html", "report.html"), ("--basetemp", "tmp")])
+def test_other_outputs_inside_an_audited_tree_are_refused(pytester: pytest.Pytester, flag: str, name: str) -> None:
+    """JUnit, CTRF, pytest-html and pytest's base temporary directory (which pytest empties) never go into an
+    audited job: one-line usage error, nothing written there."""
+    if flag in ("--ctrf", "--html"):
+        pytest.importorskip({"--ctrf": "ctrf", "--html": "pytest_html"}[flag])
+    job = make_job(pytester.path / "runs", "job")
+    result = _run(pytester, "--trajaudit=runs", f"{flag}=runs/job/{name}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    errors = [ln for ln in result.stderr.lines if "trajaudit" in ln]
+    assert len(errors) == 1 and f"{flag} " in errors[0] and "lies inside an audited tree" in errors[0], errors
+    assert not (job / name).exists()
+    result = _run(pytester, "--trajaudit=runs", f"{flag}=out/{name}")  # outside the tree: written
+    assert result.ret in (0, 1, 10)  # 10: P1 and P2 only, an incomplete run
+    assert flag == "--basetemp" or (pytester.path / "out" / name).exists()  # (an audit makes no temporary files)
+
 def test_planted_jobs_symlink_in_the_report_dir_is_not_followed(pytester: pytest.Pytester) -> None:
     """``rep/jobs`` left as a symlink to somewhere else (here a directory standing for another tree): the audit
     JSON goes to a real ``rep/jobs`` directory, nothing is written through the link."""

@@ -342,6 +342,20 @@ def add_markers(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{g.code}: trajaudit group item {g.title}")
 
 
+def output_paths(config: pytest.Config) -> list[tuple[str, str]]:
+    """The files and directories this pytest run writes that an option names: pytest's JUnit XML, its base
+    temporary directory (which pytest empties) and debug log, and the reports of pytest-json-ctrf, pytest-html and
+    pytest-reportlog when they are loaded (``--trajaudit-report`` is checked where the roll-up is made)."""
+    opt = config.option
+    found = [("--junitxml", getattr(opt, "xmlpath", None)), ("--basetemp", getattr(opt, "basetemp", None)),
+             ("--debug", getattr(opt, "debug", None))]
+    for plugin, name, flag in (("ctrf", "ctrf", "--ctrf"), ("html", "htmlpath", "--html"),
+                               ("reportlog", "report_log", "--report-log")):
+        if config.pluginmanager.hasplugin(plugin):
+            found.append((flag, config.getoption(name, None)))
+    return [(flag, str(v)) for flag, v in found if isinstance(v, str | os.PathLike) and str(v)]
+
+
 def _narrows(arg: str, dirs: list[Path]) -> bool:
     """``arg`` (a positional path or node id) selects part of one of the audit directories ``dirs``: it lies
     strictly inside one, or names items of one (``root::…``)."""
@@ -409,6 +423,10 @@ def setup(config: pytest.Config) -> tuple[State, list[Path]]:
     if inside(config.rootpath, tops):
         raise pytest.UsageError(f"trajaudit: rootdir {config.rootpath} lies inside an audited tree; run from "
                                 "outside it or pass --rootdir=<trusted dir> -c <trusted config>")
+    for opt, value in output_paths(config):
+        if inside(abspath(value), tops):
+            raise pytest.UsageError(f"trajaudit: {opt} {printable(value)} lies inside an audited tree; write it "
+                                    "outside (nothing is written into the evidence)")
     principles, group_codes = _principles(config)
     # a path or node id inside an audit root selects part of it; the verdict still covers the whole root
     narrowed = [a for a in args if _narrows(a, dirs)]
