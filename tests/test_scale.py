@@ -539,6 +539,15 @@ def test_bad_shard_option_is_a_usage_error(pytester: pytest.Pytester, runs: Path
     r.stderr.fnmatch_lines(["*--trajaudit-shard 3/2: needs 1 <= I <= N*"])
 
 
+
+def test_a_shard_never_prints_a_pr_verdict(pytester: pytest.Pytester) -> None:
+    """A shard audits part of the run: its verdict line says so, so no log reader takes it for the PR's."""
+    _tree(pytester.path / "runs")
+    for i in (1, 2):
+        out = _run(pytester, "--trajaudit=runs", f"--trajaudit-shard={i}/2").stdout.str()
+        assert "PR verdict:" not in out and f"Shard {i}/2 verdict: " in out
+        assert "one shard of the run, not the whole PR" in out
+
 def test_merge_refuses_what_does_not_add_up(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
     _tree(pytester.path / "runs")
     for i in (1, 2):

@@ -360,8 +360,12 @@ class Rollup:
         lines = [f"{len(verdicts)} job(s): {head or 'none'}"]
         full = self.summary() if summary is None else summary
         pv = full["pr_verdict"]
-        lines.append(f"PR verdict: {pv['verdict']}" + (f" — {pv['reasons'][0]}" if pv["reasons"] else "")
+        # a shard's verdict covers its jobs only: it is never printed as the PR's (trajaudit merge makes that one)
+        label = "PR verdict" if self.shard is None else f"Shard {self.shard['index']}/{self.shard['count']} verdict"
+        lines.append(f"{label}: {pv['verdict']}" + (f" — {pv['reasons'][0]}" if pv["reasons"] else "")
                      + (f" (+{len(pv['reasons']) - 1})" if len(pv["reasons"]) > 1 else ""))
+        if self.shard is not None:
+            lines.append("one shard of the run, not the whole PR: `trajaudit merge` every shard's report for its verdict")
         if pv.get("incomplete") and pv["verdict"] != "INCOMPLETE":  # a found cheat outranks it: still say so
             lines.append(f"incomplete run: {pv['incomplete']['line']}")
         from .review import terminal_lines
