@@ -2,9 +2,11 @@
 
 Line shapes written by BenchFlow's capture: ``{"type":"tool_call","tool_call_id","kind","title","status",
 "content"}``, ``{"type":"user_message|agent_message|agent_thought","text"}`` and ``{"type":"agent_timeout",...}``.
-``kind`` may be any string (``skill`` appears); tool names live only in ``title`` and ``content``. Also
-accepted: the synthetic review-fixture shape ``{"phase","type":"tool_call","tool","args"}`` /
-``{"type":"final","content"}`` used by BenchFlow's experiment-review evals.
+``kind`` may be any string (``skill`` appears); tool names live only in ``title`` and ``content``: a title's first
+word names the tool, except a title that is a command in backticks (claude-agent-acp's Bash call), a ``Bash``
+call whose command is that title. Also accepted: the synthetic review-fixture shape
+``{"phase","type":"tool_call","tool","args"}`` / ``{"type":"final","content"}`` used by BenchFlow's
+experiment-review evals.
 
 BenchFlow writes no trailing newline, so a run of one event is a file of one line: it parses as one JSON
 document, not JSON Lines, and is read as a trajectory of that one event.
@@ -76,11 +78,16 @@ def _acp_tool(index: int, d: dict[str, Any], raw: str) -> Event:
     m = _TITLE_PATH.match(title)
     if m:
         paths.append(m.group(1))
-    tool_name = title.split(" ", 1)[0] if title else kind
+    shell = _title_command(title)
+    # a command in backticks is claude-agent-acp's Bash call: its tool is the shell, whatever the command's first
+    # word (``python3 -c …`` is a shell command line, not Python code)
+    tool_name = "Bash" if shell is not None else title.split(" ", 1)[0] if title else kind
     ev = tool_event(index, tool_name, raw_input, output="\n".join(o for o in outputs if o), status=status,
                     kind=kind or kind_for_tool(tool_name), title=title, raw=raw)
     if not ev.command and ev.kind == EXECUTE:
-        if title and title.strip("`").lower() not in _GENERIC_TITLES:
+        if shell is not None and shell.strip().lower() not in _GENERIC_TITLES:
+            ev.command = shell.strip()
+        elif shell is None and title and title.strip("`").lower() not in _GENERIC_TITLES:
             ev.command = title.strip().strip("`")
         elif outputs:
             ev.command = outputs[0].split("\n", 1)[0][:2000]
@@ -88,6 +95,15 @@ def _acp_tool(index: int, d: dict[str, Any], raw: str) -> Event:
     if written:
         ev.args = (ev.args + "\n" if ev.args else "") + dumps(written)
     return ev
+
+
+def _title_command(title: str) -> str | None:
+    """The command of a title that is a command in backticks (claude-agent-acp titles a Bash call
+    ``"`" + command + "`"``, each backtick inside escaped as ``\\` ``), else None."""
+    t = title.strip()
+    if len(t) < 3 or t[0] != "`" or t[-1] != "`":
+        return None
+    return t[1:-1].replace("\\`", "`")
 
 
 def _review_tool(index: int, d: dict[str, Any], raw: str) -> Event:

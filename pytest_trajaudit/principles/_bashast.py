@@ -71,6 +71,7 @@ _PY = linre.compile(r"^python(?:\d(?:\.\d+)?)?$")
 _OPT_VALUE = {"head": {"-n", "-c"}, "tail": {"-n", "-c"}, "grep": {"-e", "-f", "-m", "-A", "-B", "-C"},
               "timeout": {"-s", "-k"}, "sed": {"-e", "-f"}, "cut": {"-d", "-f", "-c"}, "awk": {"-F", "-v"}}
 _PATHY = linre.compile(r"^[\w.~/*?\[\]-]*[\w*?\]]$")  # a word that could be a file path (no spaces, no URL)
+_DQ_ESCAPE = re.compile(r"\\([$`\"\\\n])")  # a backslash escape that a double-quoted string resolves
 
 
 def shell_touches(script: str, depth: int = 0, nested: str = "") -> list[Touch]:
@@ -313,7 +314,12 @@ class _Shell:
                 if c.type in ('"', '$"'):
                     continue
                 if c.type == "string_content":
-                    parts.append(_text(c))
+                    # inside double quotes a backslash escapes only $ ` " \ and a newline (bash's rule)
+                    content = _text(c)
+                    value = _DQ_ESCAPE.sub(r"\1", content) if "\\" in content else content
+                    if value != content:
+                        trick = trick or "backslash escapes"
+                    parts.append(value)
                 else:
                     v, tr = self.word(c)
                     parts.append(v)

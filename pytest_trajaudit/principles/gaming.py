@@ -23,7 +23,7 @@ from ._delivered import Delivered, FileState, Piece, reconstruct
 from ._pycheck import CodeFinding, analyse
 from ._shell import written_paths
 from ._testcases import Cases, collect
-from .anticheat import _lethal_path_hits, _lethal_paths, _norm
+from .anticheat import _decoded_lethal, _lethal_path_hits, _lethal_paths, _norm
 
 _SCRIPT_TOLERATED = ("exit", "atexit", "signal")
 # the test frameworks' own source (a SWE task on pytest or CPython): setting their attributes there is the fix
@@ -94,7 +94,9 @@ def _p2_owned(job: Job, cfg: Settings, event: int, path: str) -> bool:
     if e is None:
         return False
     paths = _lethal_paths(cfg)
-    return any(_lethal_path_hits(_norm(p), paths) for p in written_paths(e))
+    if any(_lethal_path_hits(_norm(p), paths) for p in written_paths(e)):
+        return True
+    return _decoded_lethal(job, e, cfg, paths)[1] == "fail"  # a path the shell or Python builds (P2 decodes it)
 
 
 def _analyse_all(job: Job, cfg: Settings, d: Delivered, cases: Cases,
