@@ -133,7 +133,7 @@ def tool_breakdown(job: Job, cfg: Settings) -> Finding:
     if job.nested_runs:
         data["nested_runs"] = list(job.nested_runs)
         warns.append("folder(s) inside the job look like another run: " + ", ".join(job.nested_runs[:5])
-                     + " (not a separate job: audited only as part of this one)")
+                     + " (not audited as a run of its own: only its commands and paths are compared with this job's)")
     if job.oracle_tool_calls:
         data["oracle_tool_calls"] = job.oracle_tool_calls
         warns.append(f"the trial's records name the oracle, but its trajectory has {job.oracle_tool_calls} tool "
