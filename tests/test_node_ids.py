@@ -144,3 +144,23 @@ def test_space_form_with_a_job_item_id(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(failed=1)
     summary = json.dumps(result.stdout.lines)
     assert "not found" not in summary
+
+
+def test_a_path_inside_the_root_names_the_left_out_jobs_and_record_files(pytester: pytest.Pytester) -> None:
+    """``--trajaudit=runs runs/solo``: the task group's trials and the multi-record file the path leaves out are
+    INCOMPLETE (the file by its own id); a record selected alone leaves its file's other records out too."""
+    build(pytester.path / "runs")
+    out = pytester.path / "out"
+    r = pytester.runpytest(*BASE, "--trajaudit=runs", f"--trajaudit-report={out}", "runs/solo")
+    summary = json.loads((out / "summary.json").read_text())
+    verdicts = {j["job"]: j["verdict"] for j in summary["jobs"]}
+    assert verdicts["runs/grp/alpha__1"] == verdicts["runs/grp/alpha__2"] == "INCOMPLETE"
+    assert verdicts["runs/oh/output.jsonl"] == "INCOMPLETE" and verdicts["runs/solo"] != "INCOMPLETE"
+    assert summary["pr_verdict"]["verdict"] != "APPROVE" and r.ret != 0
+    r = pytester.runpytest(*BASE, "--trajaudit=runs", f"--trajaudit-report={out}", "runs/oh/output.jsonl::Q_1")
+    verdicts = {j["job"]: j["verdict"] for j in json.loads((out / "summary.json").read_text())["jobs"]}
+    assert verdicts["runs/oh/output.jsonl"] == "INCOMPLETE" and "runs/oh/output.jsonl::Q_1" in verdicts
+    assert verdicts["runs/solo"] == "INCOMPLETE" and r.ret != 0
+    r = pytester.runpytest(*BASE, "--trajaudit=runs", f"--trajaudit-report={out}", "runs/oh/output.jsonl")
+    verdicts = {j["job"]: j["verdict"] for j in json.loads((out / "summary.json").read_text())["jobs"]}
+    assert "runs/oh/output.jsonl" not in verdicts  # the whole file was selected: its records stand for it
