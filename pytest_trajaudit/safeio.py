@@ -303,8 +303,9 @@ def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parse
 
     ``log_lines`` (only for CLI stdout captures such as Harbor's ``agent/claude-code.txt``, where the CLI
     interleaves plain-text warnings with its JSON stream): a line that does not start with ``{`` or ``[`` is
-    kept as a string value instead of failing; a line that starts like JSON must still parse."""
-    if not looks_like_json(text):
+    kept as a string value instead of failing; a line that starts like JSON must still parse. Also when the text
+    itself starts with such a line: a capture whose first line is a warning is still the CLI's JSON stream."""
+    if not looks_like_json(text) and not (log_lines and _JSON_LINE.search(text)):
         return Parsed("text", text, text)
     check_containers(text, path)  # before anything is built (also bounds the JSON Lines read below)
     try:
@@ -336,6 +337,7 @@ def parse_text(text: str, path: str | Path, *, log_lines: bool = False) -> Parse
         return Parsed("jsonl", values, text, linenos, offsets)
 
 
+_JSON_LINE = re.compile(r"\n[ \t]*[{\[]")  # a line, not the first, that starts like JSON
 _NONSPACE = re.compile(r"\S")  # str.isspace()'s complement: a line that is not blank for str.strip()
 
 

@@ -12,6 +12,7 @@ everything runs through ``pytester.runpytest_subprocess``.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 from pathlib import Path
@@ -848,7 +849,10 @@ def test_million_line_trajectories_complete(pytester: pytest.Pytester) -> None:
     make_job(runs, "jsonl", result=result_doc,
              lines=b'{"type":"user_message","text":"do x"}\n' + b'{"type":"agent_thought","text":"t"}\n' * 100
              + b'{}\n' * 999_898 + b'{"type":"agent_message","text":"end"}\n')
-    make_job(runs, "text", result=result_doc, lines=b"output line\n" * 1_000_000)
+    # plain text where the format allows it (a Harbor trial's CLI capture; a .jsonl slot holding text is unusable)
+    (runs / "text" / "agent").mkdir(parents=True)
+    (runs / "text" / "result.json").write_text(json.dumps(result_doc))
+    (runs / "text" / "agent" / "claude-code.txt").write_bytes(b"output line\n" * 1_000_000)
     result = pytester.runpytest_subprocess("--trajaudit=runs", *BASE, "--trajaudit-principles=P1,P2,P7",
                                            "--trajaudit-max-events=2000000", timeout=3 * TIMEOUT)
     result.assert_outcomes(passed=6)

@@ -225,6 +225,32 @@ def loose_files(path: Path) -> list[Path]:
     return sorted(out, key=lambda p: p.name)
 
 
+# keys a run record's first 4 KiB holds in some format (a tool call, a message list, a sample list, a step list,
+# a session header, an instance id): a loose JSON file holding one that no format claims is reported, not skipped
+# (or, as a value, a record type: Codex's "session_meta", a tool call's "tool_use")
+_RUN_KEYS = re.compile(r'"(?:tool_name|tool_calls?|tool_use|function_call|tool_input|history|messages|samples|steps|'
+                       r'session_meta|instance_id|eval|tasks|runs|trajectory|trajectories|actions|observations|'
+                       r'hook_event_name|event)"\s*:'
+                       r'|"(?:session_meta|response_item|tool_use|tool_result|function_call|tool_call)"')
+_JSON_SUFFIXES = (".json", ".jsonl")
+
+
+def looks_like_run_record(path: Path, head: bytes) -> bool:
+    """A loose ``*.json``/``*.jsonl`` file (``head``: its first bytes) that is JSON text, in any encoding JSON
+    allows (a BOM, UTF-16, leading blank lines), holding a key of a run record. Such a file that no format claims
+    is a job whose load says why it cannot be audited: a record re-encoded or re-ordered until no format's sniffer
+    recognises it is never dropped silently."""
+    if not path.name.lower().endswith(_JSON_SUFFIXES) or path.name in NOT_RUNS:
+        return False
+    from json import detect_encoding
+
+    try:
+        text = head.decode(detect_encoding(head), "ignore").lstrip("\ufeff \t\r\n")
+    except LookupError:
+        return False
+    return text[:1] in ("{", "[") and _RUN_KEYS.search(text) is not None
+
+
 def _has_child_results(path: Path) -> bool:
     for d in subdirs(path):
         if d.name in ("agent", "verifier", "trajectory", "trainer", "artifacts", "logs"):

@@ -291,6 +291,11 @@ def _read_trajectory(base: Path, rel: str, budget: Budget, literal: bool) -> Tra
     streamed = parsed is not None
     if parsed is None:
         parsed = parse_text(decode_text(read_bytes(base, rel, budget), path), path, log_lines=log_lines)
+        if parsed.kind == "text" and rel.lower().endswith((".json", ".jsonl")):
+            # a JSON file that is not JSON (a line of text before the stream) is never read as a plain-text
+            # transcript, whose tool calls would all be lost: unusable, naming its first line
+            first = parsed.text.lstrip().split("\n", 1)[0]
+            raise UnusableInput(path, f"named .json/.jsonl but not JSON: it starts with {printable(first[:60])!r}")
     try:
         traj = load_trajectory(parsed, path)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError, RecursionError) as exc:
