@@ -173,14 +173,17 @@ def test_prefilter_never_changes_the_result() -> None:
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from pytest_trajaudit.scan.redact import _redact_all
+    from pytest_trajaudit.scan.redact import _WRAPPED, _redact_all
+
+    def regexes(text: str) -> str:  # every pattern, then the wrapped-key continuation pass redact() adds
+        return _WRAPPED.sub(r"<REDACTED>\1<REDACTED>", _redact_all(text))
 
     @settings(max_examples=4000, deadline=None, derandomize=True)
     @given(st.lists(st.sampled_from(_FILLER), max_size=4), st.sampled_from(_CORES),
            st.sampled_from([str, str.lower, str.upper, str.swapcase]), st.lists(st.sampled_from(_FILLER), max_size=4))
     def check(before: list[str], core: str, case, after: list[str]) -> None:
         text = "".join(before) + case(core) + "".join(after)
-        assert redact(text) == _redact_all(text)
+        assert redact(text) == regexes(text)
 
     check()
     for core in _CORES:  # and each shape alone, as written
@@ -189,7 +192,38 @@ def test_prefilter_never_changes_the_result() -> None:
 
 @pytest.mark.parametrize("text", ["ſecret=abcdefgh12", "token = abcdefgh12", "plain words only"])
 def test_prefilter_keeps_non_ascii_and_keyword_cases(text: str) -> None:
-    from pytest_trajaudit.scan.redact import _redact_all
+    from pytest_trajaudit.scan.redact import _WRAPPED, _redact_all
+
+    def regexes(text: str) -> str:  # every pattern, then the wrapped-key continuation pass redact() adds
+        return _WRAPPED.sub(r"<REDACTED>\1<REDACTED>", _redact_all(text))
 
     assert redact(text) == _redact_all(text)
     assert ("<REDACTED>" in redact(text)) == (text != "plain words only")
+
+
+_ANT = "sk-ant-api03-" + "kLmNoPqRsTuVwXyZ0123456789a" * 3
+
+
+@pytest.mark.parametrize("hidden", [
+    _ANT[:20] + "\u200b" + _ANT[20:],  # zero-width space
+    "ghp_abcdEFGH\u2060ijklMNOPqrstUVWXyz0123456789",  # word joiner
+    "AKIA\u00adIOSFODNN7EXAMPLQ",  # soft hyphen
+    _ANT[:30] + "\ufeff" + _ANT[30:],  # zero-width no-break space
+])
+def test_a_key_split_by_invisible_characters_is_redacted(hidden):
+    out = redact("the key is " + hidden + " ok")
+    assert out == "the key is <REDACTED> ok"
+
+
+@pytest.mark.parametrize("sep", ["\n", "\r\n", "\n    ", " "])
+def test_a_key_wrapped_onto_the_next_line_is_redacted_whole(sep):
+    """A key the agent printed wrapped (or a quote made one line): its continuation is redacted with it."""
+    out = redact("token " + _ANT[:40] + sep + _ANT[40:] + "\nnext line")
+    assert _ANT[40:] not in out and out.endswith("\nnext line") and out.count("<REDACTED>") == 2
+
+
+def test_invisible_characters_without_a_secret_stay_and_are_shown_escaped():
+    from pytest_trajaudit.scan.redact import clean
+
+    assert redact("a\u200bb") == "a\u200bb"
+    assert clean("a\u200bb\u2060c\ufeff") == "a\\u200bb\\u2060c\\ufeff"

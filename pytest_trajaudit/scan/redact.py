@@ -122,6 +122,12 @@ _CACHE = ShortMemo()  # redact()
 
 
 _PATTERNS = (_SECRET, _SHAPES, _AUTH_HEADER, _BEARER, _URL_CREDENTIALS, _KEYVAL)
+# invisible format characters: soft hyphen, Mongolian vowel separator, zero-width space/joiners, word joiner and
+# invisible operators, zero-width no-break space
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
+# a run of key characters at the start of the line after a redacted secret, or after one space (the same wrapped
+# key once a quote made it one line): the rest of the key
+_WRAPPED = re.compile(r"<REDACTED>(\r?\n[ \t]*| )[A-Za-z0-9_+/=-]{16,}(?=[\s\"'`]|$)")
 
 
 def redact(text: str) -> str:
@@ -132,7 +138,16 @@ def redact(text: str) -> str:
         done = _CACHE.get(text)
         if done is not None:
             return done
-    out = _redact_all(text) if _may_hold_secret(text) else text
+    base = text
+    if not text.isascii() and _INVISIBLE.search(text):
+        # zero-width and soft-hyphen characters inside a key break its shape without changing what a reader sees:
+        # when dropping them reveals a secret, the text is shown without them (and redacted)
+        joined = _INVISIBLE.sub("", text)
+        if _may_hold_secret(joined) and _redact_all(joined) != joined:
+            base = joined
+    out = _redact_all(base) if _may_hold_secret(base) else base
+    if "<REDACTED>" in out and _WRAPPED.search(out):  # a key wrapped onto the next line: its continuation too
+        out = _WRAPPED.sub(r"<REDACTED>\1<REDACTED>", out)
     if _CLIP_MARK in out:
         out = _mask_clip_edges(out)
     return _CACHE.keep(text, out) if short else out
@@ -195,9 +210,9 @@ def _redact_all(text: str) -> str:
 # bidirectional overrides reorder what is shown (Trojan Source). Quoted text keeps them as visible escapes
 # (``\x1b``, ``\u202e``), never raw. Unlike :func:`printable` (names), a backslash is not doubled: a quote is
 # evidence to read, not an identity that must stay injective.
-_CONTROLS_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROLS_LINE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
 # the same but for text that may span lines (finding data, job meta, the audit JSON): \n and \t stay
-_CONTROLS_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROLS_TEXT = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]")
 
 
 def _escape_control(m: re.Match[str]) -> str:
