@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import html
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -104,6 +105,8 @@ def _decoded(where: str, text: str) -> str:
     """The text a reader of ``where`` gets: JSON strings decoded (``\\u001b`` is ESC to whoever prints them)."""
     if where == "junit":
         return html.unescape(text)
+    if where == "report.md":  # Markdown's backslash escapes render as the characters they escape
+        return re.sub(r"\\([\\`\[\]<>|])", r"\1", text)
     if where == "summary.json":
         return "\n".join(_strings(json.loads(text)))
     if where == "audit-json":

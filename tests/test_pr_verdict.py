@@ -257,7 +257,8 @@ def test_report_failure_analysis_critical_findings_recommendation_artifacts():
     assert "### jobs/tictoc__B (reward 0.1)" in fa
     assert ("- Root cause: capability gap (reasoning_loss; bucket `needs a judge`, format vs reasoning "
             "`reasoning_loss`)") in fa
-    assert "- Trajectory evidence:\n  - P8: struggle: rewrote solve.py 3 times with key <REDACTED>" in fa
+    # report.md escapes what would be markup: the marker renders as <REDACTED>, not as an HTML tag
+    assert "- Trajectory evidence:\n  - P8: struggle: rewrote solve.py 3 times with key \\<REDACTED\\>" in fa
     assert "- Verifier: test_ids: AssertionError: assert 4469 == 3216" in fa
     assert "- Agent's final: Done. I used OPENAI_KEY" in fa
     assert "tictoc__A" not in fa  # passed runs are not failures
@@ -274,9 +275,9 @@ def test_report_failure_analysis_critical_findings_recommendation_artifacts():
 def test_report_never_shows_a_planted_secret():
     summary, md = _render(_rollup())
     assert SECRET not in md
-    assert "<REDACTED>" in md
+    assert "\\<REDACTED\\>" in md
     fa = md[md.index("## Failure analysis"):md.index("## Critical findings")]
-    assert "- Agent's final: Done. I used OPENAI_KEY <REDACTED> | ok" in fa
+    assert "- Agent's final: Done. I used OPENAI_KEY \\<REDACTED\\> \\| ok" in fa
 
 
 def test_report_for_an_approved_pr_without_tasks_or_failures():
@@ -343,4 +344,19 @@ def test_report_table_cells_are_redacted():
     r.add(_rec("t__1", "P1", "PASS", meta=_meta("c", reward=1.0, trial="t__1", model=f"proxy {SECRET}")))
     _, md = _render(r)
     assert SECRET not in md
-    assert "| c | claude-agent-acp | proxy <REDACTED> |" in md
+    assert "| c | claude-agent-acp | proxy \\<REDACTED\\> |" in md
+
+
+def test_report_md_escapes_markup_from_the_audited_tree() -> None:
+    """Agent text quoted in report.md never renders as an image, a link, HTML, a code span it closes or a table
+    cell of its own; a code span or block holding it is fenced longer than any backtick run in it."""
+    import re
+
+    from pytest_trajaudit.report.markdown import _code, _q, md
+
+    evil = "cat x # ![ok](https://evil.example/a.png) <img src=x> [d](https://e) `y` gpt\\| 100% | 9"
+    out = _q(evil, 300)
+    assert not re.search(r"(?<!\\)[\[\]<>`|]", out.replace("\\\\", "")), out
+    assert re.sub(r"\\([\\`\[\]<>|])", r"\1", out) == evil  # renders as the same characters
+    assert md("a_b*c#d") == "a_b*c#d"  # emphasis characters stay: at worst they style the quote
+    assert _code("job`s``x") == "```job`s``x```" and _code("`a") == "`` `a ``"

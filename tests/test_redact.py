@@ -176,7 +176,7 @@ def test_prefilter_never_changes_the_result() -> None:
     from pytest_trajaudit.scan.redact import _WRAPPED, _redact_all
 
     def regexes(text: str) -> str:  # every pattern, then the wrapped-key continuation pass redact() adds
-        return _WRAPPED.sub(r"<REDACTED>\1<REDACTED>", _redact_all(text))
+        return _WRAPPED.sub(lambda m: f"<REDACTED>{m.group(1) or m.group(2)}<REDACTED>", _redact_all(text))
 
     @settings(max_examples=4000, deadline=None, derandomize=True)
     @given(st.lists(st.sampled_from(_FILLER), max_size=4), st.sampled_from(_CORES),
@@ -195,7 +195,7 @@ def test_prefilter_keeps_non_ascii_and_keyword_cases(text: str) -> None:
     from pytest_trajaudit.scan.redact import _WRAPPED, _redact_all
 
     def regexes(text: str) -> str:  # every pattern, then the wrapped-key continuation pass redact() adds
-        return _WRAPPED.sub(r"<REDACTED>\1<REDACTED>", _redact_all(text))
+        return _WRAPPED.sub(lambda m: f"<REDACTED>{m.group(1) or m.group(2)}<REDACTED>", _redact_all(text))
 
     assert redact(text) == _redact_all(text)
     assert ("<REDACTED>" in redact(text)) == (text != "plain words only")
@@ -227,3 +227,8 @@ def test_invisible_characters_without_a_secret_stay_and_are_shown_escaped():
 
     assert redact("a\u200bb") == "a\u200bb"
     assert clean("a\u200bb\u2060c\ufeff") == "a\\u200bb\\u2060c\\ufeff"
+
+
+def test_a_long_word_after_a_key_is_not_taken_for_its_continuation():
+    out = redact("key " + _ANT + " " + "x" * 40 + " done")
+    assert out == "key <REDACTED> " + "x" * 40 + " done"

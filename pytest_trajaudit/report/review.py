@@ -82,7 +82,9 @@ def markdown_lines(summary: Mapping[str, Any]) -> list[str]:
     lines = _waivers.lines(summary.get("waivers")) + _baseline.lines(summary.get("baseline"))
     if not lines:
         return []
-    return ["## Review: waivers and baseline", "", *(f"- {quote(line, 2000)}" for line in lines), ""]
+    from .markdown import md
+
+    return ["## Review: waivers and baseline", "", *(f"- {md(quote(line, 2000))}" for line in lines), ""]
 
 
 def html_section(summary: Mapping[str, Any]) -> str:

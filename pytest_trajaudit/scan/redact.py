@@ -126,8 +126,11 @@ _PATTERNS = (_SECRET, _SHAPES, _AUTH_HEADER, _BEARER, _URL_CREDENTIALS, _KEYVAL)
 # invisible operators, zero-width no-break space
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 # a run of key characters at the start of the line after a redacted secret, or after one space (the same wrapped
-# key once a quote made it one line): the rest of the key
-_WRAPPED = re.compile(r"<REDACTED>(\r?\n[ \t]*| )[A-Za-z0-9_+/=-]{16,}(?=[\s\"'`]|$)")
+# key once a quote made it one line; there it must mix letters and digits, as key material does, so that a long
+# word after a key stays): the rest of the key
+_WRAPPED = re.compile(r"<REDACTED>(\r?\n[ \t]*)[A-Za-z0-9_+/=-]{16,}(?=[\s\"'`]|$)"
+                      r"|<REDACTED>( )(?=[A-Za-z_+/=-]*[0-9])(?=[0-9_+/=-]*[A-Za-z])[A-Za-z0-9_+/=-]{16,}"
+                      r"(?=[\s\"'`]|$)")
 
 
 def redact(text: str) -> str:
@@ -147,7 +150,7 @@ def redact(text: str) -> str:
             base = joined
     out = _redact_all(base) if _may_hold_secret(base) else base
     if "<REDACTED>" in out and _WRAPPED.search(out):  # a key wrapped onto the next line: its continuation too
-        out = _WRAPPED.sub(r"<REDACTED>\1<REDACTED>", out)
+        out = _WRAPPED.sub(lambda m: f"<REDACTED>{m.group(1) or m.group(2)}<REDACTED>", out)
     if _CLIP_MARK in out:
         out = _mask_clip_edges(out)
     return _CACHE.keep(text, out) if short else out
