@@ -9,7 +9,6 @@ commands, paths, the agent's own messages) — never tool output or the task pro
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 import json
 import re
@@ -22,9 +21,9 @@ from ..scan.needles import AnyOf, Found, may_match
 from ..scan.redact import quote
 from ..settings import Settings
 from . import principle
-from ._bashast import DELETE, MAX_TEXT, WRITE, Touch, python_touches, shell_touches
+from ._bashast import DELETE, WRITE, Touch
 from ._bashast import READ as TOUCH_READ
-from ._privileged import analyse
+from ._privileged import analyse, touches_of
 from ._shell import ACT, TEXT, failed_by_output, found, written_paths
 from ._task import git_probes, matcher, mount_re, mounts
 from ._upstream import findings as upstream_findings
@@ -438,35 +437,15 @@ _HOOK_NAMES = ("conftest.py", "sitecustomize.py", "usercustomize.py", "score_out
 _NESTED_EVASION = ("wrapper argument", "base64 | sh", "base64 | python", "exec()", "$(…)", "eval")
 
 
-def _parses_as_python(code: str) -> bool:
-    if len(code) > MAX_TEXT:
-        return True  # (python_touches reads an oversized snippet's quoted paths, without parsing)
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
-
-
-def _decoded_writes(job: Job, e: Event) -> tuple[Touch, ...]:
-    """The files a shell or Python tool call writes, each path decoded as the shell or Python builds it
-    (:mod:`._bashast`: quoting, backslashes, variables, ``$(…)``, base64, and in ``python -c`` / heredoc code or a
-    Python tool's code ``+``, ``chr()``, ``''.join``); a mode or owner change is no write. A copy into a folder
-    spelled as one (``cp x/conftest.py /app/tests/``) writes the source's name there. A Python tool's text is read
-    as Python when it parses as Python, else as the shell command it is (an ACP call named after its command's
-    first word, ``python3 -c "…"``). Parsed once per job and command."""
+def _decoded_writes(job: Job, e: Event) -> Iterator[Touch]:
+    """The files a shell or Python tool call writes, each path decoded as the shell or Python builds it (the
+    job's parse of the call, :func:`._privileged.touches_of`: quoting, backslashes, variables, ``$(…)``, base64,
+    and in ``python -c`` / heredoc code or a Python tool's code ``+``, ``chr()``, ``''.join``); a mode or owner
+    change is no write. A copy into a folder spelled as one (``cp x/conftest.py /app/tests/``) writes the source's
+    name there."""
     if e.kind != EXECUTE or not e.command:
-        return ()
-    memo = job.cache.get("p2_writes")
-    if not isinstance(memo, dict):
-        memo = job.cache["p2_writes"] = {}
-    py = "python" in (e.tool or "").lower() and _parses_as_python(e.command)
-    key = (py, e.command)
-    known = memo.get(key)
-    if known is None:
-        touches = python_touches(e.command, 0, "python tool") if py else shell_touches(e.command)
-        known = memo[key] = tuple(_writes_of(touches))
-    return known
+        return iter(())
+    return _writes_of(touches_of(job, e)[0])
 
 
 def _writes_of(touches: list[Touch]) -> Iterator[Touch]:
