@@ -259,20 +259,9 @@ def _file_node(parent: pytest.Collector, f: Path, *, given: bool, max_file: int)
     c = claim(f, max_file)
     if c is not None and c[0] == "multi":
         return ContainerNode.from_parent(parent, path=f, ref=JobRef(f.parent, f, RECORD), fmt=c[1])
-    if c is not None or given or looks_like_trajectory(f.name) or _run_record(f):
+    if c is not None or given or looks_like_trajectory(f.name):
         return JobNode.from_parent(parent, path=f, ref=bare_file(f))
     return None
-
-
-def _run_record(f: Path) -> bool:
-    """A loose JSON file no format claims that holds a run record's keys (``looks_like_run_record``)."""
-    from ..discover.jobs import looks_like_run_record
-    from ..safeio import read_head
-
-    try:
-        return looks_like_run_record(f, read_head(f.parent, f.name))
-    except UnusableInput:
-        return False
 
 
 @functools.lru_cache(maxsize=512)

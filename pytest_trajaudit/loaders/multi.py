@@ -107,8 +107,9 @@ def claim(path: Path, max_file: int | None = None) -> tuple[str, Any] | None:
     """("multi" | "single", module) when a format module claims the file from its name and first 4 KiB (read
     whatever the file's size: the limits are enforced when it is listed or loaded), or when the complete lines of
     that head are a single-run JSON Lines format (``sniff.sniff_head``: a Claude Code session, a Codex rollout, an
-    ACP stream); None when none does, or when the head cannot be read (a file given directly is then left to the
-    normal load, which reports why)."""
+    ACP stream), or ("single", None) when none does but the head holds a run record's keys
+    (``discover.jobs.looks_like_run_record``); None otherwise, or when the head cannot be read (a file given
+    directly is then left to the normal load, which reports why)."""
     n = TEXT_HEAD if path.name.lower().endswith(TEXT_SUFFIXES) else HEAD_BYTES  # a transcript's turns need more
     try:
         head = read_head(path.parent, path.name, n)
@@ -124,7 +125,12 @@ def claim(path: Path, max_file: int | None = None) -> tuple[str, Any] | None:
     from .sniff import sniff_head
 
     single = sniff_head(path.name, head, len(head) < n)
-    return ("single", single) if single is not None else None
+    if single is not None:
+        return "single", single
+    from ..discover.jobs import looks_like_run_record
+
+    # a run record no sniffer recognises (re-encoded, re-ordered, a long first line): a job whose load says why
+    return ("single", None) if looks_like_run_record(path, head) else None
 
 
 def list_members(ref: JobRef, max_file: int, mod: Any = None) -> list[str]:
