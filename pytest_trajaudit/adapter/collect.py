@@ -22,11 +22,11 @@ def finish(session: pytest.Session) -> None:
     if state is not None:
         shed_empty(session.items)
         # which integrity items this collection will run, for the roll-up (completeness.py)
-        from ..aggregate.completeness import manifest
+        from ..aggregate.completeness import manifest, session_integrity
 
         m = manifest(state.collected_jobs, session.items, [p.code for p in state.principles])
         if state.narrowed:  # the jobs a path or node id left out: every integrity principle deselected
-            codes = [c for c, p in state.declarations().items() if p.role == "integrity" and p.family != "advisor"]
+            codes = session_integrity(state.declarations())
             for job_id in left_out(session.config, state, {j.job_id for j in state.collected_jobs}):
                 m.setdefault(job_id, [list(codes), [], list(codes)])
         if hasattr(session.config, "workerinput"):

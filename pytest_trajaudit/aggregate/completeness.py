@@ -130,6 +130,13 @@ EXIT_INCOMPLETE = 10
 _INTERRUPTED = 2  # pytest.ExitCode.INTERRUPTED
 
 
+def session_integrity(declared: Mapping[str, Any]) -> tuple[str, ...]:
+    """The integrity codes a job is held to when nothing more is known of it (a job a worker collected but sent
+    no manifest of, a job a narrowing path left out): the session's, but the advisor family's (those apply only
+    to a job whose privileged material is known)."""
+    return tuple(c for c, p in declared.items() if p.role == "integrity" and p.family != "advisor")
+
+
 def coverage_for(config: Any, declared: Mapping[str, Any], collected: Iterable[str],
                  narrowed: Sequence[str] = ()) -> Coverage:
     """The session's :class:`Coverage` before any manifest arrives: the integrity codes of ``declared`` (the
@@ -141,7 +148,7 @@ def coverage_for(config: Any, declared: Mapping[str, Any], collected: Iterable[s
     principles = ",".join(c for c in declared if c in chosen)
     args = list(dict.fromkeys([*(str(a) for a in getattr(opt, "file_or_dir", None) or []), *narrowed]))
     return Coverage(
-        integrity=tuple(c for c, p in declared.items() if p.role == "integrity" and p.family != "advisor"),
+        integrity=session_integrity(declared),
         principles_cause=f"selection: --trajaudit-principles={principles}",
         deselect_cause=describe_selection(
             keyword=getattr(opt, "keyword", "") or "", markexpr=getattr(opt, "markexpr", "") or "",
