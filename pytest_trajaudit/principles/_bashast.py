@@ -413,6 +413,7 @@ class PyFacts:
 
     builtins: list[tuple[str, bool]]  # (what is replaced, replaced by a constant-returning function/literal)
     imports: list[tuple[str, list[str]]]  # (module, attribute names used on it)
+    parsed: bool = True  # False: the code is no Python 3 (its touches are only its quoted paths)
 
 
 def _quoted_paths(code: str, how: str, nested: str) -> list[Touch]:
@@ -435,6 +436,7 @@ def python_facts(code: str, depth: int = 0, nested: str = "python") -> tuple[lis
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):  # a null byte, a lone surrogate, not Python 3
+        facts.parsed = False
         return _quoted_paths(code, "unparsable code", nested), facts
     v = _Py(depth, nested, facts)
     try:

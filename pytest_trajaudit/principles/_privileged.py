@@ -24,7 +24,6 @@ privileged than its name and the instructions make it.
 
 from __future__ import annotations
 
-import ast
 import fnmatch
 import re
 from dataclasses import dataclass, field, replace
@@ -34,7 +33,7 @@ from ..scan import linre
 from ..scan.needles import may_match_alone
 from ..scan.redact import redact
 from ..settings import Settings
-from ._bashast import DELETE, IMPORT, MAX_TEXT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
+from ._bashast import DELETE, IMPORT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
 from ._shell import failed_by_output
 from ._task import mounts
 
@@ -404,10 +403,10 @@ def event_touches(e: Event, shells: dict[str, tuple[Touch, ...]] | None = None
     elif e.kind == EDIT:
         out.extend(Touch(WRITE, p, how=e.tool or "edit") for p in e.paths)
     elif e.kind == EXECUTE and e.command:
-        python = "python" in (e.tool or "").lower()
-        if not python or not _parses_as_python(e.command):
-            # a shell command, or a Python tool's text that is no Python 3 (``python3 -c "…"`` under a tool named
-            # after its first word; Python 2 code, whose quoted paths python_facts adds below)
+        # a Python tool's code, parsed once; a shell command, or a Python tool's text that is no Python 3
+        # (``python3 -c "…"`` under a tool named after its first word; Python 2 code, whose quoted paths count too)
+        py = python_facts(e.command, 0, "python tool") if "python" in (e.tool or "").lower() else None
+        if py is None or not py[1].parsed:
             got = shells.get(e.command) if shells is not None else None
             if got is None:
                 got = tuple(shell_touches(e.command))
@@ -417,27 +416,14 @@ def event_touches(e: Event, shells: dict[str, tuple[Touch, ...]] | None = None
             if _PY_INLINE.search(e.command) and _FACT_HINT.search(e.command):
                 # python -c / heredoc code that may replace builtins or import a grader: its facts too
                 _t, facts = python_facts(_inline_code(e.command), 0, "python")
-        if python:
-            t, py_facts = python_facts(e.command, 0, "python tool")
-            out.extend(t)
-            facts = py_facts if facts is None else facts
+        if py is not None:
+            out.extend(py[0])
+            facts = py[1] if facts is None else facts
     elif e.paths and '"view"' in e.args:  # an editor tool under a name no loader maps (text_editor view)
         out.extend(Touch(R, p, how=e.tool or "view") for p in e.paths)
     elif e.paths and any(k in e.args for k in ('"create"', '"str_replace"', '"insert"', '"write"')):
         out.extend(Touch(WRITE, p, how=e.tool or "edit") for p in e.paths)
     return out, facts
-
-
-def _parses_as_python(code: str) -> bool:
-    """Whether a Python tool's text is Python 3 code. A shell command line that runs the interpreter
-    (``python3 -c "…"``, ``python3 solve.py``) is not, and is read as the shell command it is."""
-    if len(code) > MAX_TEXT:
-        return True  # (too long to parse: python_facts reads its quoted paths)
-    try:
-        ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    return True
 
 
 _FACT_HINT = linre.compile(r"builtins|grad|scor|quiz|evaluat|check|verif|judge|audit|import_module|__import__|runpy")
