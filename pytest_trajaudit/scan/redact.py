@@ -141,14 +141,14 @@ def redact(text: str) -> str:
         done = _CACHE.get(text)
         if done is not None:
             return done
-    base = text
+    out = _redact_all(text) if _may_hold_secret(text) else text
     if not text.isascii() and _INVISIBLE.search(text):
         # zero-width and soft-hyphen characters inside a key break its shape without changing what a reader sees:
         # when dropping them reveals a secret, the text is shown without them (and redacted)
         joined = _INVISIBLE.sub("", text)
-        if _may_hold_secret(joined) and _redact_all(joined) != joined:
-            base = joined
-    out = _redact_all(base) if _may_hold_secret(base) else base
+        red = _redact_all(joined) if _may_hold_secret(joined) else joined
+        if red != joined:
+            out = red
     if "<REDACTED>" in out and _WRAPPED.search(out):  # a key wrapped onto the next line: its continuation too
         out = _WRAPPED.sub(lambda m: f"<REDACTED>{m.group(1) or m.group(2)}<REDACTED>", out)
     if _CLIP_MARK in out:
