@@ -20,8 +20,8 @@ from ..model import EDIT, EXECUTE, READ, SEARCH, TOOL, Event, Job
 from ..scan import linre
 from ._bashast import MENTION, WRITE, Touch
 from ._bashast import READ as READ_OP
-from ._privileged import touches_of
 from ._shell import is_full_write, write_targets
+from ._touches import touches_of
 
 # commands whose file operand is read for its content (the syntax reports some of them as a mention)
 _CONTENT_MENTIONS = frozenset({"wc", "md5sum", "sha1sum", "sha256sum", "cksum", "xxd", "od", "hexdump", "strings",

@@ -28,14 +28,16 @@ import fnmatch
 import re
 from dataclasses import dataclass, field, replace
 
-from ..model import EDIT, EXECUTE, OTHER, READ, SEARCH, TOOL, USER, Event, Job
+from ..model import EDIT, OTHER, TOOL, USER, Event, Job
 from ..scan import linre
 from ..scan.needles import may_match_alone
 from ..scan.redact import redact
 from ..settings import Settings
-from ._bashast import DELETE, IMPORT, MENTION, WRITE, PyFacts, Touch, python_facts, shell_touches
+from ._bashast import DELETE, IMPORT, MENTION, WRITE, Touch, shell_touches
+from ._pyast import PyFacts
 from ._shell import failed_by_output
 from ._task import mounts
+from ._touches import touches_of
 
 _FILE_TOKEN = re.compile(r"(?<![\w/.-])((?:[~.]?/)?(?:[\w.-]+/)*\.?[\w-]+(?:\.[A-Za-z0-9]*[A-Za-z][A-Za-z0-9]*){1,2}"
                          r"|(?:[\w.-]+/)+)(?![\w/])")
@@ -374,73 +376,6 @@ def _grader_reads(a: Analysis, source: str, grader: str) -> None:
             _add(a, Entry(f, "answers", f"the scoring code {grader} opens it"))
 
 
-def touches_of(job: Job, e: Event) -> tuple[list[Touch], PyFacts | None]:
-    """:func:`event_touches` of one of ``job``'s events, parsed once per job (P1, P2, P4 and P6 ask)."""
-    memo = job.cache.get("touches")
-    if not isinstance(memo, dict):
-        memo = job.cache["touches"] = {}
-    known = memo.get(e.index)
-    if known is None or known[0] is not e:
-        shells = job.cache.get("shell_touches")
-        if not isinstance(shells, dict):
-            shells = job.cache["shell_touches"] = {}
-        known = memo[e.index] = (e, event_touches(e, shells))
-    return known[1]
-
-
-def event_touches(e: Event, shells: dict[str, tuple[Touch, ...]] | None = None
-                  ) -> tuple[list[Touch], PyFacts | None]:
-    """What one tool call touches: its paths by kind (read/edit tools), its shell command or Python code.
-    ``shells``: the job's commands already parsed (a long run repeats its test command hundreds of times; a
-    :class:`Touch` is immutable, so the same ones serve every repeat)."""
-    from ._bashast import READ as R
-
-    out: list[Touch] = []
-    facts = None
-    if e.kind == READ or (e.kind == SEARCH and "grep" in (e.tool or e.title).lower()):
-        # a read tool, or a Grep call on a file (it prints the file's matching lines)
-        out.extend(Touch(R, p, how=e.tool or "read") for p in e.paths)
-    elif e.kind == EDIT:
-        out.extend(Touch(WRITE, p, how=e.tool or "edit") for p in e.paths)
-    elif e.kind == EXECUTE and e.command:
-        # a Python tool's code, parsed once; a shell command, or a Python tool's text that is no Python 3
-        # (``python3 -c "…"`` under a tool named after its first word; Python 2 code, whose quoted paths count too)
-        py = python_facts(e.command, 0, "python tool") if "python" in (e.tool or "").lower() else None
-        if py is None or not py[1].parsed:
-            got = shells.get(e.command) if shells is not None else None
-            if got is None:
-                got = tuple(shell_touches(e.command))
-                if shells is not None:
-                    shells[e.command] = got
-            out.extend(got)
-            if _PY_INLINE.search(e.command) and _FACT_HINT.search(e.command):
-                # python -c / heredoc code that may replace builtins or import a grader: its facts too
-                _t, facts = python_facts(_inline_code(e.command), 0, "python")
-        if py is not None:
-            out.extend(py[0])
-            facts = py[1] if facts is None else facts
-    elif e.paths and '"view"' in e.args:  # an editor tool under a name no loader maps (text_editor view)
-        out.extend(Touch(R, p, how=e.tool or "view") for p in e.paths)
-    elif e.paths and any(k in e.args for k in ('"create"', '"str_replace"', '"insert"', '"write"')):
-        out.extend(Touch(WRITE, p, how=e.tool or "edit") for p in e.paths)
-    return out, facts
-
-
-_FACT_HINT = linre.compile(r"builtins|grad|scor|quiz|evaluat|check|verif|judge|audit|import_module|__import__|runpy")
-_PY_INLINE = linre.compile(r"\bpython[\d.]*\s+(?:-\w+\s+)*(?:-c\s|-\s*<<|<<)")
-
-
-def _inline_code(command: str) -> str:
-    """The Python code of ``python -c '…'`` or ``python - <<EOF … EOF`` (for the facts: imports, builtins)."""
-    m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?\n(.*?)\n\1\b", command, re.S)
-    if m:
-        return m.group(2)
-    m = re.search(r"""-c\s+(?:'([^']*)'|"((?:[^"\\]|\\.)*)")""", command, re.S)
-    if m:
-        return m.group(1) if m.group(1) is not None else re.sub(r'\\(["\\$`])', r"\1", m.group(2))
-    return ""
-
-
 def _judge(a: Analysis, e: Event, touches: list[Touch], facts: PyFacts | None, ok: bool, refused: bool,
            cfg: Settings, own: set[str], taint: dict[str, Entry], seen: _Seen) -> None:
     if not touches and facts is None:
@@ -554,17 +489,24 @@ def _folder_read(a: Analysis, path: str, cfg: Settings, own: set[str]) -> tuple[
 def _expansions(p: str, cfg: Settings, task_mounts: tuple[str, ...]) -> list[str]:
     """What the glob ``p`` can expand to that a rule may name: each globbed component that spells at least three
     characters (``ora*``, ``exp*``; not ``*`` or ``*.json``) replaced by every privileged folder (for a folder;
-    at the root also the task's mounts) or privileged name (for the last component) it matches; any other
-    component kept as it is."""
+    at the root also the task's mounts) or privileged name (for the last component) it matches; a root folder
+    spelled with one or two characters (``/o*``) replaced by the seed's folders and the task's mounts it matches;
+    any other component kept as it is."""
     parts = p.split("/")
     folders = cfg.seed_read_dirs | cfg.privileged_dirs
     out = [""]
     for i, comp in enumerate(parts):
         options = [comp]
+        at_root = i == 1 and not parts[0]
         if _GLOB_PART.search(comp) and _targeted(comp):
             last = i == len(parts) - 1
             vocab = _NAME_EXAMPLES if last else sorted(
-                folders | ({m.lstrip("/") for m in task_mounts} if i == 1 and not parts[0] else set()))
+                folders | ({m.lstrip("/") for m in task_mounts} if at_root else set()))
+            options = [v for v in vocab if fnmatch.fnmatchcase(v, comp)] or options
+        elif at_root and _GLOB_PART.search(comp) and _GLOB_PART.sub("", comp):
+            # a folder at the root spelled short (`/o*/e*`, `/v?r*`): the seed's folders and the task's mounts
+            # only (the few root folders an agent has no business globbing into)
+            vocab = sorted(cfg.seed_read_dirs | {m.lstrip("/") for m in task_mounts})
             options = [v for v in vocab if fnmatch.fnmatchcase(v, comp)] or options
         out = [f"{o}/{x}" if i else x for o in out for x in options][:64]
     return out

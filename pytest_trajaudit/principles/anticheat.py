@@ -23,9 +23,10 @@ from ..settings import Settings
 from . import principle
 from ._bashast import DELETE, WRITE, Touch
 from ._bashast import READ as TOUCH_READ
-from ._privileged import analyse, touches_of
+from ._privileged import analyse
 from ._shell import ACT, TEXT, failed_by_output, found, written_paths
 from ._task import git_probes, matcher, mount_re, mounts
+from ._touches import touches_of
 from ._upstream import findings as upstream_findings
 
 if TYPE_CHECKING:
@@ -439,7 +440,7 @@ _NESTED_EVASION = ("wrapper argument", "base64 | sh", "base64 | python", "exec()
 
 def _decoded_writes(job: Job, e: Event) -> Iterator[Touch]:
     """The files a shell or Python tool call writes, each path decoded as the shell or Python builds it (the
-    job's parse of the call, :func:`._privileged.touches_of`: quoting, backslashes, variables, ``$(…)``, base64,
+    job's parse of the call, :func:`._touches.touches_of`: quoting, backslashes, variables, ``$(…)``, base64,
     and in ``python -c`` / heredoc code or a Python tool's code ``+``, ``chr()``, ``''.join``); a mode or owner
     change is no write. A copy into a folder spelled as one (``cp x/conftest.py /app/tests/``) writes the source's
     name there."""

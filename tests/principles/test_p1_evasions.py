@@ -17,7 +17,7 @@ import pytest
 
 from pytest_trajaudit.loaders.task import load_task
 from pytest_trajaudit.model import EXECUTE, TOOL, Job
-from pytest_trajaudit.principles._privileged import event_touches
+from pytest_trajaudit.principles._touches import event_touches
 from tests.helpers import load_text
 from tests.principles.builders import acp_job, job, msg, run, sh, tool, traj, user, write
 from tests.taskfactory import SOLVE_SH, make_task

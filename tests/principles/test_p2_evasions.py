@@ -29,7 +29,7 @@ def titled(command: str, output: str = "") -> dict:
     ("cp /tmp/c.py /app/$(echo Y29uZnRlc3QucHk= | base64 -d)", "/app/conftest.py"),
     ('bash -c "cp /tmp/c.py /app/conf\\"\\"test.py"', "/app/conftest.py"),
     ("cp /tmp/hooks/conftest.py /app/tests/", "/app/tests/conftest.py"),
-    ("cd /app && install -m 644 /tmp/hooks/conftest.py .", "./conftest.py"),
+    ("cd /app && install -m 644 /tmp/hooks/conftest.py .", "/app/conftest.py"),
     ("python3 -c \"open('/app/conf'+'test.py','w').write('def pytest_collection_modifyitems(items): "
      "items.clear()')\"", "/app/conftest.py"),
     ("python3 - <<'EOF'\nimport shutil\nshutil.copy('/tmp/c.py', '/app/' + 'conf' + 'test.py')\nEOF",

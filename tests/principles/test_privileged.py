@@ -18,7 +18,8 @@ import pytest
 
 from pytest_trajaudit.loaders.multi import find_all_jobs
 from pytest_trajaudit.principles import registry
-from pytest_trajaudit.principles._bashast import fold, python_facts, shell_touches
+from pytest_trajaudit.principles._bashast import shell_touches
+from pytest_trajaudit.principles._pyast import fold, python_facts
 from pytest_trajaudit.principles.engine import audit_job
 from pytest_trajaudit.settings import Settings
 from tests.principles.builders import LITERAL, acp_job, msg, read, run, sh, tool, user, write
@@ -493,25 +494,27 @@ def test_devops_and_ml_task_files_are_not_privileged(command):
 def test_a_repeated_command_is_parsed_once_per_job(monkeypatch):
     """A long run repeats its test command: its shell syntax tree is read once per job, and every repeat gets the
     same touches as a fresh parse (a second job parses it again)."""
-    from pytest_trajaudit.principles import _privileged
+    from pytest_trajaudit.principles import _touches
 
     calls: list[str] = []
 
+    walk = _touches.shell_walk
+
     def counting(script: str, *a: object, **kw: object):
         calls.append(script)
-        return shell_touches(script, *a, **kw)
+        return walk(script, *a, **kw)
 
-    monkeypatch.setattr(_privileged, "shell_touches", counting)
+    monkeypatch.setattr(_touches, "shell_walk", counting)
     cmd = "cat /tests/answers.txt | grep -c B > /tmp/out.txt"
     lines = [sh(cmd, "3"), sh("ls", "a b"), sh(cmd, "3"), sh(cmd, "3")]
     j = acp_job(*lines)
     calls_of = [e for e in j.trajectory.events if e.command]
-    got = [_privileged.touches_of(j, e)[0] for e in calls_of]
+    got = [_touches.touches_of(j, e)[0] for e in calls_of]
     assert calls.count(cmd) == 1 and calls.count("ls") == 1
     assert got[0] == got[2] == got[3] == shell_touches(cmd) and got[0]
-    assert got[0] == _privileged.event_touches(calls_of[2])[0]  # without the job's memo: the same touches
+    assert got[0] == _touches.event_touches(calls_of[2])[0]  # without the job's memo: the same touches
     other = acp_job(*lines)
-    _privileged.touches_of(other, next(e for e in other.trajectory.events if e.command))
+    _touches.touches_of(other, next(e for e in other.trajectory.events if e.command))
     assert calls.count(cmd) == 3
 
 
