@@ -13,6 +13,7 @@ import pytest
 
 from . import TrajauditWarning, hookspecs
 from .adapter import collect, configure, outcomes, protocol, rollup, xdist
+from .adapter.ctrf import FastCtrf
 from .adapter.gcpacer import GcPacer
 from .adapter.junit import StreamingJunit
 from .adapter.nodes import JobNode
@@ -150,6 +151,8 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(HtmlHooks(), "trajaudit-html")
         config.pluginmanager.register(PhaseReportTrim(config), "trajaudit-phase-trim")  # None under -p no:…
         config.pluginmanager.register(StreamingJunit(config), "trajaudit-junit-stream")
+        if rollup.ctrf_path(config) is not None:
+            config.pluginmanager.register(FastCtrf(config), "trajaudit-ctrf-fast")
     xdist.register(config)
     pacer = GcPacer()
     config.add_cleanup(pacer.close)  # before pytest's own cleanups, so it runs after them (a LIFO stack)

@@ -111,7 +111,7 @@ def test_ctrf_enrichment_reads_what_the_standard_library_wrote(tmp_path: Path) -
     path.write_text(json.dumps(doc, indent=4), encoding="ascii")
     os.chmod(path, 0o640)
     config = SimpleNamespace(getoption=lambda name, default=None: str(path),
-                             pluginmanager=SimpleNamespace(hasplugin=lambda name: True))
+                             pluginmanager=SimpleNamespace(hasplugin=lambda name: True, get_plugin=lambda name: None))
     summary = {"pr_verdict": {"verdict": "REJECT", "reasons": ["j: FAIL"]}, "jobs": [{"job": "j", "verdict": "FAIL"}]}
     items = {"runs/j::P1": {"job": "j", "code": "P1", "status": "WARN", "evidence": "key sk-" + "a" * 48}}
     enrich_ctrf(config, SimpleNamespace(jobs={"j": {}}), items, summary)  # type: ignore[arg-type]
@@ -124,6 +124,73 @@ def test_ctrf_enrichment_reads_what_the_standard_library_wrote(tmp_path: Path) -
     assert out["results"]["tests"][1]["name"] == "runs/j\\xe9é::P2"  # the byte that is not UTF-8, escaped
     assert out["results"]["summary"]["other"] == 1
     assert os.stat(path).st_mode & 0o777 == 0o640
+
+
+def _ctrf_untimed(path: Path) -> dict:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for key in ("reportId", "timestamp"):
+        doc.pop(key, None)
+    results = doc["results"]
+    for key in ("start", "stop", "duration"):
+        results["summary"].pop(key, None)
+        for t in results["tests"]:
+            t.pop(key, None)
+    return doc
+
+
+def test_ctrf_file_is_the_same_when_encoded_once(pytester: pytest.Pytester) -> None:
+    """pytest-json-ctrf's document encoded by orjson and enriched in memory (adapter/ctrf.py) is the document its
+    own ``json.dump`` writes and the enrichment reads back, timings and the report's id aside."""
+    pytest.importorskip("ctrf")
+    _audit(pytester, "--ctrf=fast.json")
+    _audit(pytester, "--ctrf=own.json", "-p", "no:trajaudit-ctrf-fast")
+    fast, own = _ctrf_untimed(pytester.path / "fast.json"), _ctrf_untimed(pytester.path / "own.json")
+    assert fast == own
+    assert len(fast["results"]["tests"]) > 100 and fast["results"]["extra"]["trajaudit"]["pr_verdict"]
+
+
+def test_ctrf_fast_save_converts_like_json_dump_and_falls_back(tmp_path: Path) -> None:
+    """Values JSON lacks become ``str(value)`` as with ``json.dump(default=str)``; a document orjson refuses (a
+    lone surrogate) is written by pytest-json-ctrf's own ``save``; the wrapper leaves the report object as it was."""
+    import datetime
+    from types import SimpleNamespace
+
+    from pytest_trajaudit.adapter.ctrf import FastCtrf
+    from pytest_trajaudit.adapter.rollup import ROLLUP_KEY
+
+    class Report:
+        def __init__(self, doc: dict) -> None:
+            self.doc, self.saved_by_own = doc, False
+
+        def get_report(self) -> dict:
+            return self.doc
+
+        def save(self, report_file: str) -> None:
+            self.saved_by_own = True
+            Path(report_file).write_text(json.dumps(self.doc, default=str, indent=4), encoding="utf-8")
+
+    def finish(doc: dict, path: Path) -> tuple[Report, FastCtrf]:
+        report = Report(doc)
+        roll = SimpleNamespace(rollup=SimpleNamespace(jobs={"j": {}}))
+        config = SimpleNamespace(_ctrf=SimpleNamespace(_report=report), stash={ROLLUP_KEY: roll})
+        fast = FastCtrf(config)  # type: ignore[arg-type]
+        gen = fast.pytest_sessionfinish(None)  # type: ignore[arg-type]
+        next(gen)
+        report.save(str(path))  # (what pytest-json-ctrf's own sessionfinish calls)
+        with pytest.raises(StopIteration):
+            gen.send(None)
+        assert "save" not in vars(report)
+        return report, fast
+
+    when = datetime.datetime(2026, 1, 2, 3, 4, 5)
+    doc = {"results": {"tests": [{"name": "a", "where": tmp_path, "pair": (1, 2), "at": when, "n": float("nan")}],
+                       "summary": {1: "x"}}}
+    report, fast = finish(doc, tmp_path / "a.json")
+    expected = json.loads(json.dumps(doc, default=str).replace("NaN", "null"))
+    assert not report.saved_by_own and json.loads((tmp_path / "a.json").read_text()) == expected
+    assert fast.take(str(tmp_path / "a.json")) == expected and fast.take(str(tmp_path / "a.json")) is None
+    report, fast = finish({"results": {"tests": [{"name": "j\udce9"}]}}, tmp_path / "b.json")
+    assert report.saved_by_own and fast.take(str(tmp_path / "b.json")) is None
 
 
 def test_github_actions_annotations(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -174,13 +174,16 @@ def enrich_ctrf(config: pytest.Config, rollup: Any, items: dict[str, ItemOutcome
 
     from ..scan.redact import redact
 
+    fast = config.pluginmanager.get_plugin("trajaudit-ctrf-fast")
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        try:
-            doc = orjson.loads(raw)
-        except orjson.JSONDecodeError:  # NaN or Infinity, which the standard library writes and reads
-            doc = json.loads(raw)
+        doc = fast.take(path) if fast is not None else None  # the document pytest-json-ctrf just wrote, if kept
+        if doc is None:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+            try:
+                doc = orjson.loads(raw)
+            except orjson.JSONDecodeError:  # NaN or Infinity, which the standard library writes and reads
+                doc = json.loads(raw)
         results = doc.setdefault("results", {})
         extra = results.setdefault("extra", {})
         summary = summary if summary is not None else rollup.summary()
