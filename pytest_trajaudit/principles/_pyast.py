@@ -24,6 +24,8 @@ from ._bashast import (
     WRITE,
     Touch,
     _classify,
+    change_dir,
+    resolve,
     shell_touches,
 )
 
@@ -83,6 +85,7 @@ class _Py(ast.NodeVisitor):
         self.modules: dict[str, str] = {}  # local name → module imported
         self.attrs: dict[str, list[str]] = {}
         self._arg: ast.AST | None = None  # the first argument of the call being read (for the evidence)
+        self.cwd = ""  # the directory ``os.chdir`` moved to ("" unknown), against which relative paths are read
 
     def finish(self) -> None:
         for local, mod in self.modules.items():
@@ -129,7 +132,10 @@ class _Py(ast.NodeVisitor):
         kw = {k.arg: fold(k.value, self.env) for k in node.keywords if k.arg}
         first = args[0] if args else None
         self._arg = node.args[0] if node.args else None
-        if name == "open" and first:
+        start = len(self.out)
+        if name == "chdir" and first:
+            self.cwd = change_dir(self.cwd, "cd", [first[0]])
+        elif name == "open" and first:
             mode = (args[1] if len(args) > 1 else kw.get("mode")) or ("r", False)
             op = WRITE if any(ch in mode[0] for ch in "wax+") else READ
             self._add(op, first, "open()")
@@ -170,13 +176,18 @@ class _Py(ast.NodeVisitor):
             key = fold(node.args[1], self.env)
             self.facts.builtins.append((f"setattr(builtins, {key[0] if key else '…'!r})",
                                         _returns_constant(node.args[2])))
+        # a command run with `cwd=` reads its relative paths there; anything else in this process's directory
+        where = kw.get("cwd") if name in _PY_SHELL_FUNCS else None
+        resolve(self.out, start, change_dir(self.cwd, "cd", [where[0]]) if where else self.cwd)
         self.generic_visit(node)
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if isinstance(node.value, str) and _PATHY.match(node.value) and "." in node.value:
             self._add(MENTION, (node.value, False), "literal")
+            resolve(self.out, len(self.out) - 1, self.cwd)
 
     def _add(self, op: str, val: tuple[str, bool], how: str, node: ast.AST | None = None) -> None:
+        """(a call's touches are read against the directory once the call is read: :meth:`visit_Call`)"""
         self.out.append(Touch(op, val[0], _trick(node or self._arg) if val[1] else "", how, self.nested))
 
 

@@ -152,3 +152,26 @@ def test_shell_walk_reads_paths_against_the_directory(script, start, paths, end)
 ])
 def test_change_dir(cwd, name, args, after):
     assert change_dir(cwd, name, args) == after
+
+
+@pytest.mark.parametrize(("code", "read"), [
+    ("import os; os.chdir('/oracle'); print(open('data.txt').read())", "/oracle/data.txt"),
+    ("import os\nd = '/ora' + 'cle'\nos.chdir(d)\nprint(open('data.txt').read())", "/oracle/data.txt"),
+    ("import subprocess; print(subprocess.run(['cat', 'data.txt'], cwd='/oracle').stdout)", "/oracle/data.txt"),
+    ("import subprocess; subprocess.run('cat data.txt', shell=True, cwd='/oracle')", "/oracle/data.txt"),
+])
+def test_python_chdir_and_cwd_argument(code, read):
+    """``os.chdir`` moves the process; ``subprocess``'s ``cwd=`` moves that one command."""
+    from pytest_trajaudit.principles._pyast import python_touches
+
+    assert ("read", read) in [(t.op, t.path) for t in python_touches(code)]
+    f = p1(acp_run(f'python3 - <<"EOF"\n{code}\nEOF'))
+    assert f.status == "FAIL" and read in f.evidence, f.evidence
+
+
+def test_python_reads_before_a_chdir_are_where_they_were():
+    from pytest_trajaudit.principles._pyast import python_touches
+
+    code = "import os; print(open('data.txt').read()); os.chdir('/oracle')"
+    assert [(t.op, t.path) for t in python_touches(code) if t.op == "read"] == [("read", "data.txt")]
+    assert p1(acp_run(f'python3 - <<"EOF"\n{code}\nEOF', output="2")).status == "PASS"
