@@ -152,6 +152,8 @@ class _Py(ast.NodeVisitor):
         elif name in ("copy", "copy2", "copyfile") and len(args) >= 2 and args[0] and args[1]:
             self._add(READ, args[0], f"shutil.{name}()")
             self._add(WRITE, args[1], f"shutil.{name}()")
+        elif name in ("symlink", "link") and len(args) >= 2 and args[1]:  # os.symlink(src, dst): dst is written
+            self._add(WRITE, args[1], f"os.{name}()")
         elif name in ("move", "rename", "replace") and len(args) >= 2 and args[0] and args[1]:
             self._add(DELETE, args[0], f"{name}()")
             self._add(WRITE, args[1], f"{name}()")
