@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import tracemalloc
@@ -771,3 +772,27 @@ def test_plain_reports_serialize_as_pytest_serializes_them(pytester: pytest.Pyte
         crash.longrepr = pytest.ExceptionInfo.from_exception(exc).getrepr()  # a Python error's repr
     assert plain_report_json(crash) is None and pytests_own(crash)["longrepr"]["reprcrash"]
     assert plain_report_json(pytest.CollectReport("x", "passed", None, [])) is None
+
+
+@pytest.mark.parametrize("plant", ["deep", "fifo", "symlink", "directory"])
+def test_merge_refuses_a_planted_summary_file_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          plant: str) -> None:
+    """A shard's summary.json nested too deeply for any parser, a FIFO, a symlink (to /dev/zero here) or a
+    directory: one line naming the file, exit 4, never a traceback or a wait."""
+    shard = tmp_path / "shard"
+    shard.mkdir()
+    target = shard / "summary.json"
+    if plant == "deep":
+        target.write_text("[" * 100_000 + "]" * 100_000)
+    elif plant == "fifo":
+        os.mkfifo(target)
+    elif plant == "symlink":
+        target.symlink_to("/dev/zero")
+    else:
+        target.mkdir()
+    assert merge_mod.main([str(tmp_path / "out"), str(shard)]) == 4
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err and "summary.json" in err, err
+    assert {"deep": "nested too deeply", "fifo": "not a regular file", "symlink": "is a symlink",
+            "directory": "summary.json"}[plant] in err
+    assert not (tmp_path / "out").exists()

@@ -15,7 +15,10 @@ or group reported by two shards.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -36,13 +39,17 @@ class MergeError(Exception):
 def load_shard(d: Path) -> dict[str, Any]:
     path = d / "summary.json" if d.is_dir() else d
     try:
-        data = path.read_bytes()
+        data = _read_regular(path)
         try:
             doc = orjson.loads(data)  # a 10,000-job summary is ~170 MB: several times faster than json
         except orjson.JSONDecodeError:  # what orjson refuses and json takes (e.g. an integer past 64 bits)
             doc = json.loads(data.decode("utf-8"))
     except FileNotFoundError:
         raise MergeError(f"{path}: not found (give the --trajaudit-report directory of each shard)") from None
+    except RecursionError:
+        raise MergeError(f"{path}: unreadable summary.json: nested too deeply") from None
+    except MemoryError:
+        raise MergeError(f"{path}: unreadable summary.json: not enough memory to parse it") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise MergeError(f"{path}: unreadable summary.json: {exc}") from None
     if not isinstance(doc, dict) or doc.get("schema_version") != "trajaudit-summary-1":
@@ -53,6 +60,26 @@ def load_shard(d: Path) -> dict[str, Any]:
     _check_shape(path, doc)
     doc["_path"] = str(path)
     return doc
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of the regular file ``path``, its last component never followed as a symlink and opened without
+    blocking (a FIFO or a device planted as summary.json is refused, never read or waited on)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError("is a symlink (never followed)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
 
 
 def _check_shape(path: Path, doc: dict[str, Any]) -> None:
