@@ -113,6 +113,35 @@ def test_a_config_inside_the_audited_tree_is_never_read(pytester: pytest.Pyteste
     assert "1 passed" not in p.stdout and re.search(r"\d+ passed", p.stdout), p.stdout
 
 
+@pytest.mark.parametrize("plant", ["deep-toml", "symlink", "malformed-ini", "huge"])
+def test_a_planted_config_in_the_job_typed_in_is_never_opened(pytester: pytest.Pytester, plant: str) -> None:
+    """``trajaudit .`` typed inside a job: a config file there is not opened at all (a symlink to /etc/passwd is not
+    followed, a TOML nested past any parser's depth or a malformed ini never parsed): the job is audited."""
+    job = make_job(pytester.path / "runs", "job")
+    if plant == "deep-toml":
+        (job / "pyproject.toml").write_text("[tool.pytest.ini_options]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    elif plant == "symlink":
+        (job / "pytest.ini").symlink_to("/etc/passwd")
+    elif plant == "malformed-ini":
+        (job / "pytest.ini").write_text("no section header\n")
+    else:
+        (job / "setup.cfg").write_bytes(b"[tool:pytest]\n" + b"#" * (5 << 20))
+    p = trajaudit(".", "-p", "no:randomly", cwd=job)
+    assert "Traceback" not in p.stderr and "cannot be read" not in p.stderr, p.stderr
+    assert f"trajaudit: not reading {job}" in p.stderr and f"it lies inside the job {job}" in p.stderr, p.stderr
+    assert re.search(r"\d+ passed", p.stdout), p.stdout
+
+
+def test_an_outside_config_too_deep_or_too_large_is_one_line(pytester: pytest.Pytester) -> None:
+    make_job(pytester.path / "runs", "job")
+    proj = pytester.path / "proj"
+    proj.mkdir()
+    (proj / "pyproject.toml").write_text("[tool.pytest.ini_options]\nx = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    p = trajaudit(pytester.path / "runs", cwd=proj)
+    assert p.returncode == 4 and "Traceback" not in p.stderr and "nested too deeply" in p.stderr, p.stderr
+    assert len(p.stderr.strip().splitlines()) == 1
+
+
 def test_pytest_options_follow_the_paths(pytester: pytest.Pytester) -> None:
     assert split_args(["runs", "-m", "P1", "-q"]) == (["runs"], ["-m", "P1", "-q"])
     assert split_args(["a", "b", "--", "a/result.json::P1"]) == (["a", "b"], ["a/result.json::P1"])
@@ -166,8 +195,8 @@ def test_project_config_values_become_absolute_overrides(tmp_path: Path) -> None
         "trajaudit_literal = true\nmarkers = x\n")
     deep = tmp_path / "a" / "b"
     deep.mkdir(parents=True)
-    cfg = find(deep)
-    assert cfg is not None and cfg.path == tmp_path / "tox.ini"
+    cfg, skipped = find(deep)
+    assert skipped is None and cfg is not None and cfg.path == tmp_path / "tox.ini"
     assert cfg.roots() == [str(tmp_path / "runs"), str(tmp_path / "more runs")]
     assert dict(zip(cfg.override_args()[1::2], cfg.override_args()[::2], strict=True)) == {
         f"trajaudit_roots={tmp_path / 'runs'} '{tmp_path / 'more runs'}'": "-o",
@@ -176,13 +205,13 @@ def test_project_config_values_become_absolute_overrides(tmp_path: Path) -> None
         "trajaudit_literal=true": "-o"}
     (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\ntrajaudit_strict_pass_k = true\n'
                                              'trajaudit_judge = ["m1", "m2"]\ntrajaudit_trials = 3\n')
-    assert find(deep).path == tmp_path / "pyproject.toml"  # pyproject.toml comes before tox.ini
-    assert find(deep).override_args() == ["-o", "trajaudit_strict_pass_k=true", "-o", "trajaudit_judge=m1\nm2",
+    assert find(deep)[0].path == tmp_path / "pyproject.toml"  # pyproject.toml comes before tox.ini
+    assert find(deep)[0].override_args() == ["-o", "trajaudit_strict_pass_k=true", "-o", "trajaudit_judge=m1\nm2",
                                           "-o", "trajaudit_trials=3"]
     (tmp_path / "pytest.toml").write_text('[pytest]\ntrajaudit_principles = "P1"\n')
-    assert find(deep).override_args() == ["-o", "trajaudit_principles=P1"]
+    assert find(deep)[0].override_args() == ["-o", "trajaudit_principles=P1"]
     (tmp_path / "a" / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # no pytest section: skipped
-    assert find(deep).path == tmp_path / "pytest.toml"
+    assert find(deep)[0].path == tmp_path / "pytest.toml"
 
 
 def test_summarize_takes_a_rollout_for_one_attempt(pytester: pytest.Pytester) -> None:

@@ -222,11 +222,25 @@ def _project_config(paths: list[str], extra: list[str], cwd: Path) -> tuple[list
         if not paths:
             return _fail("no PATH given (with -c the audit roots come from --trajaudit=PATH or a PATH)", usage=True)
         return paths, []  # pytest reads the caller's own config file
+    # a config inside an audited tree, or inside any job directory (one the command was typed in, even when the
+    # roots that config names lie elsewhere), may be an agent's: never opened
+    given = [audited_tree(Path(_absolute(p, cwd))) for p in paths]
+    job = enclosing_job(cwd)
+
+    def untrusted(base: Path) -> bool:
+        return inside(base, given) or (job is not None and inside(base, [job]))
+
     try:
-        project = projectconfig.find(cwd)
+        project, skipped = projectconfig.find(cwd, untrusted)
     except projectconfig.ConfigError as exc:
         return _fail(str(exc))
     from_config = not paths
+    if skipped is not None:
+        where = f"the job {job}" if job is not None and inside(skipped, [job]) else "an audited tree"
+        if from_config:
+            return _fail(f"{skipped} lies inside {where}; its trajaudit_roots are not used: name the PATH")
+        print(f"trajaudit: not reading {skipped}: it lies inside {where}", file=sys.stderr)
+        return paths, []
     if from_config:
         paths = project.roots() if project is not None else []
         if not paths:
@@ -234,15 +248,12 @@ def _project_config(paths: list[str], extra: list[str], cwd: Path) -> tuple[list
             return _fail(f"no PATH given (paths come before pytest options) and {where}", usage=True)
     if project is None:
         return paths, []
-    # a config inside an audited tree, or inside any job directory (one the command was typed in, even when the
-    # roots that config names lie elsewhere), may be an agent's: never read
+    # the roots a config names may lie around it: a config inside one of them may be an agent's
     tops = [audited_tree(Path(_absolute(p, cwd))) for p in paths]
-    job = enclosing_job(project.dir)
-    if inside(project.path, tops) or job is not None:
-        where = f"the job {job}" if job is not None and not inside(project.path, tops) else "an audited tree"
+    if inside(project.path, tops):
         if from_config:
-            return _fail(f"{project.path} lies inside {where}; its trajaudit_roots are not used: name the PATH")
-        print(f"trajaudit: not reading {project.path}: it lies inside {where}", file=sys.stderr)
+            return _fail(f"{project.path} lies inside an audited tree; its trajaudit_roots are not used: name the PATH")
+        print(f"trajaudit: not reading {project.path}: it lies inside an audited tree", file=sys.stderr)
         return paths, []
     return paths, project.override_args()
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,13 +89,24 @@ def _as_list(value: Any, split: bool) -> list[str]:
     return shlex.split(text) if split else [ln.strip() for ln in text.splitlines() if ln.strip()]
 
 
+MAX_CONFIG_BYTES = 4 << 20  # a pytest config larger than this is refused unread
+
+
 def _load(path: Path) -> dict[str, Any] | None:
     """The pytest section of ``path`` (None when the file has none), as pytest's loaders read it."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc}") from None
+    if size > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: cannot be read: {size} bytes, over {MAX_CONFIG_BYTES}")
     if path.suffix == ".toml":
         try:
             doc = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"{path}: cannot be read: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"{path}: cannot be read: nested too deeply") from None
         if path.name == "pyproject.toml":
             tool = doc.get("tool", {}).get("pytest")
             if not isinstance(tool, dict):
@@ -116,16 +128,24 @@ def _load(path: Path) -> dict[str, Any] | None:
     return dict(cfg[name].items())
 
 
-def find(start: Path) -> ProjectConfig | None:
-    """The config file pytest would read for ``start`` (the first directory from ``start`` upwards holding one of
-    :data:`CONFIG_NAMES` with a pytest section), with its ``trajaudit_*`` keys; None when there is none."""
+def find(start: Path, untrusted: Callable[[Path], bool] | None = None) -> tuple[ProjectConfig | None, Path | None]:
+    """(the config file pytest would read for ``start`` — the first directory from ``start`` upwards holding one of
+    :data:`CONFIG_NAMES` with a pytest section — with its ``trajaudit_*`` keys, or None; the config-named file of
+    an ``untrusted`` directory met first, never opened, or None). A directory for which ``untrusted(dir)`` holds (a
+    job, an audited tree: an agent may have written its files) ends the search unread: its files are not opened,
+    not even to see whether they hold a pytest section."""
     start = Path(os.path.abspath(start))
     for base in (start, *start.parents):
+        distrusted = untrusted is not None and untrusted(base)
         for name in CONFIG_NAMES:
             path = base / name
+            if distrusted:
+                if os.path.lexists(path):
+                    return None, path
+                continue
             if not path.is_file():
                 continue
             section = _load(path)
             if section is not None:
-                return ProjectConfig(path, {k: v for k, v in section.items() if k.startswith(PREFIX)})
-    return None
+                return ProjectConfig(path, {k: v for k, v in section.items() if k.startswith(PREFIX)}), None
+    return None, None
