@@ -57,6 +57,8 @@ class CodeFinding:
 
 
 def _dotted(node: ast.AST, alias: dict[str, str]) -> str:
+    """``a.b.c`` of an attribute chain, its first name read through ``alias`` (imports, ``import_module``); a chain
+    on ``sys.modules['m']`` starts at the module ``m``."""
     parts = []
     while isinstance(node, ast.Attribute):
         parts.append(node.attr)
@@ -64,6 +66,22 @@ def _dotted(node: ast.AST, alias: dict[str, str]) -> str:
     if isinstance(node, ast.Name):
         parts.append(alias.get(node.id, node.id))
         return ".".join(reversed(parts))
+    if isinstance(node, ast.Subscript) and parts and _dotted(node.value, alias) == "sys.modules":
+        key = node_value(node.slice)
+        if isinstance(key, str):
+            parts.append(key)
+            return ".".join(reversed(parts))
+    return ""
+
+
+def _imported(value: ast.AST) -> str:
+    """The module a call imports by a literal name (``importlib.import_module('m')``, ``__import__('m')``), or ""."""
+    if isinstance(value, ast.Call) and value.args and isinstance(value.args[0], ast.Constant) \
+            and isinstance(value.args[0].value, str):
+        f = value.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+        if name in ("import_module", "__import__"):
+            return value.args[0].value
     return ""
 
 
@@ -152,6 +170,9 @@ class _Visitor(ast.NodeVisitor):
             elif isinstance(n, ast.ImportFrom) and n.module:
                 for a in n.names:
                     self.alias[a.asname or a.name] = f"{n.module}.{a.name}"
+            elif isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name) \
+                    and _imported(n.value):
+                self.alias[n.targets[0].id] = _imported(n.value)  # r = importlib.import_module('_pytest.reports')
             elif not script:
                 if isinstance(n, ast.Name):
                     script = n.id in SCRIPT_MARKERS or n.id == "input" and isinstance(n.ctx, ast.Load)
@@ -215,12 +236,23 @@ class _Visitor(ast.NodeVisitor):
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self.funcs.append(node)
+        hook = self._hook_name(node)
         if self.test_file:
-            if node.name in OUTCOME_HOOKS:
-                self.add("pytest-hook", node, True, f"defines the pytest hook {node.name} (can rewrite test outcomes)")
-            elif node.name in COLLECT_HOOKS:
-                self.add("pytest-hook", node, False, f"defines the pytest hook {node.name} (can drop tests)")
+            if hook in OUTCOME_HOOKS:
+                self.add("pytest-hook", node, True, f"defines the pytest hook {hook} (can rewrite test outcomes)")
+            elif hook in COLLECT_HOOKS:
+                self.add("pytest-hook", node, False, f"defines the pytest hook {hook} (can drop tests)")
         else:
+            if hook in OUTCOME_HOOKS | COLLECT_HOOKS:
+                # a plugin module outside the tests (loaded by -p, PYTEST_PLUGINS, an entry point): a FAIL when the
+                # hook forges an outcome (sets a report's outcome, forces a result), else a WARN
+                forged = any(isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store)
+                             and n.attr in ("outcome", "longrepr", "wasxfail") for n in ast.walk(node)) \
+                    or any(isinstance(n, ast.Attribute) and n.attr in ("force_result", "force_exception")
+                           for n in ast.walk(node)) or hook in COLLECT_HOOKS and "clear" in _names(node)
+                self.add("pytest-hook", node, forged,
+                         f"defines the pytest hook {hook} in solution code"
+                         + (" and forges the outcome" if forged else " (a plugin the verifier's pytest may load)"))
             self._counter(node)
         if node.name in ("__eq__", "__ne__") and not self.test_file:  # a test's ANY sentinel is honest
             rets = [n for n in _own_nodes(node) if isinstance(n, ast.Return)]
@@ -306,6 +338,13 @@ class _Visitor(ast.NodeVisitor):
             self.add("frame-read", node, False, f"{name}(): walks the call stack")
         if name in ("sys.exit", "exit", "quit", "os._exit", "builtins.exit"):
             self._exit(node, name, node.args[0] if node.args else None)
+        elif name.startswith(("os.exec", "os.spawn", "os.posix_spawn")) and node.args \
+                and isinstance(node_value(node.args[0]), str):
+            self._replaced(node, f"{name}({node_value(node.args[0])!r})")
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in ("_exit", "exit", "abort") \
+                and isinstance(node.func.value, ast.Call) and _dotted(node.func.value.func, self.alias).startswith(
+                    ("ctypes.", "CDLL", "cdll")):
+            self._replaced(node, f"a C library's {node.func.attr}()")
         elif name == "atexit.register":
             self.add("atexit", node, False, "registers an exit hook")
         elif name == "signal.signal":
@@ -321,6 +360,15 @@ class _Visitor(ast.NodeVisitor):
         if exc is not None and _dotted(exc.func if isinstance(exc, ast.Call) else exc, self.alias) == "SystemExit":
             self._exit(node, "SystemExit", exc.args[0] if isinstance(exc, ast.Call) and exc.args else None)
         self.generic_visit(node)
+
+    def _hook_name(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+        """The hook a function implements: its name, or ``@pytest.hookimpl(specname=...)``'s."""
+        for d in fn.decorator_list:
+            if isinstance(d, ast.Call) and _dotted(d.func, self.alias).endswith("hookimpl"):
+                for k in d.keywords:
+                    if k.arg == "specname" and isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
+                        return k.value.value
+        return fn.name
 
     def _is_cli(self, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """A command-line entry point: named like one, decorated as a click/typer command, or parsing argv."""
@@ -341,6 +389,15 @@ class _Visitor(ast.NodeVisitor):
             self.add("exit", node, True, f"{name}() with a success code inside solution code: ends the check early")
         else:
             self.add("exit", node, name == "os._exit", f"{name}() at module level: ends any process that imports it")
+
+    def _replaced(self, node: ast.AST, what: str) -> None:
+        """The process replaced or ended below Python (``os.execl('/bin/true', …)``, libc's ``_exit``) inside
+        solution code: the check never runs and a runner that reads the exit status sees success."""
+        if self.test_file or self.cli_depth or self.script or not self.funcs or any(self._is_cli(f) for f in self.funcs):
+            return
+        if any("fork" in _names(f) for f in self.funcs):
+            return  # a forked child replacing itself
+        self.add("exit", node, True, f"{what} inside solution code: the process is replaced or ended, the check never runs")
 
     def _patched(self, node: ast.AST, root: str, attr: str) -> None:
         top = root.split(".")[0]
