@@ -207,6 +207,16 @@ def _classify(name: str, args: list[tuple[str, str]], out: list[Touch], heredoc:
             elif w.startswith("of="):
                 out.append(Touch(WRITE, w[3:], ob, name, nested))
         return
+    if name in ("tar", "bsdtar", "unzip") and _extracts(name, [w for w, _ in args]):
+        # an archive unpacked: its files land in the -C / -d folder (the working directory without one)
+        words = [w for w, _ in args]
+        dest = "."
+        for i, w in enumerate(words):
+            if w in ("-C", "--directory", "-d") and i + 1 < len(words):
+                dest = words[i + 1]
+            elif w.startswith("--directory="):
+                dest = w.split("=", 1)[1]
+        out.append(Touch(WRITE, dest.rstrip("/") + "/", "", f"{name} extract", nested))
     if name in _DELETERS:
         out.extend(Touch(DELETE, w, ob, name, nested) for w, ob in plain)
         return
@@ -231,6 +241,17 @@ def _classify(name: str, args: list[tuple[str, str]], out: list[Touch], heredoc:
             _classify(plain[0][0].rsplit("/", 1)[-1], plain[1:], out, heredoc, "wrapper argument", depth + 1)
             return
     out.extend(Touch(MENTION, w, ob, name, nested) for w, ob in plain if _PATHY.match(w) and ("." in w or "/" in w))
+
+
+def _extracts(name: str, words: list[str]) -> bool:
+    """``tar``/``bsdtar`` told to extract (``x`` in its first flag word, ``--extract``, ``--get``), or ``unzip``
+    without ``-l``/``-p``/``-t``/``-v``/``-Z`` (which only list, print or test)."""
+    if name == "unzip":
+        return not any(w.startswith("-") and set(w[1:]) & set("lptvZ") for w in words if not w.startswith("--"))
+    first = next((w for w in words if w), "")
+    if "--extract" in words or "--get" in words:
+        return True
+    return bool(first) and not first.startswith("--") and "x" in first.lstrip("-")
 
 
 class _Shell:
