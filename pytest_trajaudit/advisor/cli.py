@@ -28,13 +28,13 @@ from ..loaders.task import PrivilegedUnreadable
 from ..model import UnusableInput
 
 PASSING = ("pass", "pass_mechanical_only")
+_RANK = {"pass": 0, "pass_mechanical_only": 1, "inconclusive": 2, "fail": 3, "error": 4}
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
-        print(f"error: {message}", file=sys.stderr)
-        raise SystemExit(2)
+        raise SystemExit(_error(message))
 
 
 def _audit_parser() -> argparse.ArgumentParser:
@@ -68,7 +68,11 @@ def _audit_parser() -> argparse.ArgumentParser:
 
 
 def _error(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
+    """One ``error:`` line on stderr (exit 2): the message names agent-chosen files, so every control character,
+    line break and escape sequence in it is shown escaped (``printable``) and secrets are redacted."""
+    from ..scan.redact import printable, redact
+
+    print(f"error: {printable(redact(msg))}", file=sys.stderr)
     return 2
 
 
@@ -122,10 +126,34 @@ def write_private(path: Path, text: str) -> None:
     write_text_atomic(path, text, 0o600)
 
 
+def _output_problem(out: Path, roots: list[tuple[str, str]]) -> str:
+    """Why ``--output`` may not be written (""): a symlinked directory on its path (never written through), or
+    a real path inside the attempt or task directory (the audit quotes privileged lines; the run being audited
+    writes the attempt)."""
+    from .core import symlinked_component
+
+    link = symlinked_component(out.parent)
+    if link is not None:
+        return f"its directory {link} is a symlink (never written through): pass the real path"
+    for flag, root in roots:
+        if _inside(out.parent, Path(root)) or _inside(out, Path(root)):
+            return f"lies inside the {flag} directory {root}: write the audit outside the audited tree"
+    return ""
+
+
 def audit_main(argv: list[str]) -> int:
+    """``trajaudit audit``: any unusable input, running out of memory included, is one ``error:`` line, exit 2."""
+    try:
+        return _audit_main(argv)
+    except MemoryError:
+        return _error("out of memory while auditing (the trajectory or a file of the attempt is too large to "
+                      "audit): no verdict, nothing written")
+
+
+def _audit_main(argv: list[str]) -> int:
     args = _audit_parser().parse_args(argv)
     from ..report.audit import _redact_tree
-    from .core import find_trajectory, run_audit
+    from .core import find_trajectories, run_audit
 
     attempt = Path(os.path.abspath(args.attempt_dir))
     if not attempt.is_dir():
@@ -134,15 +162,19 @@ def audit_main(argv: list[str]) -> int:
         return _error(f"--task-dir {args.task_dir}: not an existing directory")
     try:
         judge, unconfigured = (None, None) if args.no_judge else _judge_config(args)
-        traj = Path(os.path.abspath(args.trajectory)) if args.trajectory else \
-            find_trajectory(Path(os.path.realpath(attempt)))
+        trajs = [Path(os.path.abspath(args.trajectory))] if args.trajectory else \
+            find_trajectories(Path(os.path.realpath(attempt)))
     except UnusableInput as exc:
         return _error(str(exc))
     out = Path(os.path.abspath(args.output)) if args.output else None
     if out is not None:
-        if _same_file(out, traj):
+        traj = next((t for t in trajs if _same_file(out, t)), None)
+        if traj is not None:
             return _error(f"--output {args.output} would overwrite the audited trajectory {traj}: refused, "
                           "nothing written")
+        problem = _output_problem(out, [("--attempt-dir", args.attempt_dir), ("--task-dir", args.task_dir)])
+        if problem:
+            return _error(f"--output {args.output}: {problem}; nothing written")
         try:
             st = os.stat(out)
         except FileNotFoundError:
@@ -152,7 +184,8 @@ def audit_main(argv: list[str]) -> int:
         if st is not None and stat.S_ISDIR(st.st_mode):
             return _error(f"--output {args.output}: is a directory")
     try:
-        audit = run_audit(attempt, args.task_dir, trajectory=traj, privileged_roots=args.privileged_roots,
+        audit = run_audit(attempt, args.task_dir, trajectory=trajs[0] if args.trajectory else None,
+                          privileged_roots=args.privileged_roots,
                           judge=judge, no_judge=args.no_judge, judge_unconfigured=unconfigured)
     except PrivilegedUnreadable as exc:
         return _error(f"cannot read privileged material in {args.task_dir}: {', '.join(exc.paths)}")
@@ -167,10 +200,10 @@ def audit_main(argv: list[str]) -> int:
     sys.stdout.write(text)
     sys.stdout.flush()
     if audit["verdict"] not in PASSING:  # why it is no pass, where a script's log shows it (stdout is the JSON)
-        from ..scan.redact import printable
+        from ..scan.redact import printable, redact
 
         reasons = [str(r) for r in audit.get("verdict_reasons") or audit.get("issues") or []]
-        print(f"trajaudit audit: {audit['verdict']}: " + ("; ".join(printable(r) for r in reasons)
+        print(f"trajaudit audit: {audit['verdict']}: " + ("; ".join(printable(redact(r)) for r in reasons)
                                                           or "no reason recorded"), file=sys.stderr)
     return 0 if audit["verdict"] in PASSING else 1
 
@@ -215,15 +248,20 @@ def _check_audit(doc: dict[str, Any], audits: Path) -> str:
     gone or changed since), or ""."""
     from .core import file_sha256
 
-    attempt, traj = Path(doc["attempt_dir"]), Path(doc["trajectory"])
+    attempt = Path(doc["attempt_dir"])
     if _inside(audits, attempt):
         return "the audit directory lies inside the audited attempt (the run could have written it)"
-    try:
-        digest = file_sha256(traj)
-    except UnusableInput as exc:
-        return f"audited trajectory {traj}: {exc.reason}"
-    if digest != doc["trajectory_sha256"]:
-        return f"the audited trajectory changed since the audit (re-run trajaudit audit): {traj}"
+    listed = doc.get("trajectories")
+    files = [(t["path"], t["sha256"]) for t in listed] if isinstance(listed, list) else \
+        [(doc["trajectory"], doc["trajectory_sha256"])]
+    for path, want in files:  # (every trajectory the audit read together)
+        traj = Path(path)
+        try:
+            digest = file_sha256(traj)
+        except UnusableInput as exc:
+            return f"audited trajectory {traj}: {exc.reason}"
+        if digest != want:
+            return f"the audited trajectory changed since the audit (re-run trajaudit audit): {traj}"
     return ""
 
 
@@ -298,7 +336,9 @@ def summarize_main(argv: list[str]) -> int:
         row = {"attempt": doc["attempt_dir"], "audit": str(f), "verdict": "error" if why else doc["verdict"],
                "reason": why or (str(reasons[0]) if reasons else "")}
         rows.append(row)
-        by_attempt[os.path.realpath(doc["attempt_dir"])] = row
+        key = os.path.realpath(doc["attempt_dir"])
+        if key not in by_attempt or _RANK[row["verdict"]] > _RANK[by_attempt[key]["verdict"]]:
+            by_attempt[key] = row  # several audits of one attempt (one per trajectory file): the worst stands
     if wanted:
         picked = [by_attempt.get(os.path.realpath(a)) or {"attempt": str(a), "audit": "", "verdict": "missing",
                                                             "reason": f"no audit of it in {args.audits}"}
@@ -310,9 +350,12 @@ def summarize_main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps({"attempts": rows, "counts": counts}, indent=2))
     else:
-        for r in rows:
-            reason = r["reason"] if len(r["reason"]) <= 140 else r["reason"][:139] + "…"
-            print(f"{r['verdict']:<21} {r['attempt'] or r['audit']}"
+        from ..scan.redact import printable, redact
+
+        for r in rows:  # paths and reasons come from audit files and agent-chosen names: escaped, one line
+            reason = printable(redact(r["reason"]))
+            reason = reason if len(reason) <= 140 else reason[:139] + "…"
+            print(f"{r['verdict']:<21} {printable(r['attempt'] or r['audit'])}"
                   + (f": {reason}" if reason and r["verdict"] not in PASSING else ""))
         order = ("fail", "inconclusive", "error", "missing", "pass_mechanical_only", "pass")
         print(f"{len(rows)} attempt(s): " + (", ".join(f"{counts[v]} {v}" for v in order if counts.get(v)) or "none"))

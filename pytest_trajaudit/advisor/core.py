@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import stat
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,9 +22,10 @@ from typing import Any
 import orjson
 
 from ..aggregate.verdicts import advisor_verdict
+from ..loaders.sniff import load_trajectory
 from ..loaders.task import PrivilegedMaterial, load_privileged, load_public
 from ..model import UnusableInput
-from ..safeio import Budget, decode_text, file_kind, parse_text, read_bytes
+from ..safeio import Budget, decode_text, file_kind, loads_bounded, max_events, parse_text, read_bytes
 from ..scan.overlap import Matcher, privileged_lines
 from ..scan.redact import quote
 from . import judging
@@ -33,6 +35,7 @@ from .scan import scan
 
 SCHEMA_VERSION = "trajaudit-advisor-1"
 ISSUE_NO_MATERIAL = "no privileged material was loaded from the task directory"
+ISSUE_NO_EVENTS = "the trajectory holds no events to audit"
 LINE_MIN = 40  # a privileged line counts from 40 characters (whitespace collapsed)
 CODES = ("ADV-1", "ADV-2", "ADV-3", "ADV-4", "ADV-5")
 MENTION_RX = compile_mentions(MENTION_PATTERNS)
@@ -82,14 +85,20 @@ class Prepared:
 
 
 def prepare(text: str, side: TaskSide, *, judged: bool, reward: float | None, reward_source: str | None,
-            where: str = "trajectory", trajectory_kind: str | None = None) -> Prepared:
+            where: str = "trajectory", trajectory_kind: str | None = None, events: int | None = None) -> Prepared:
     """Run ADV-3's patterns and ADV-4's overlap over ``text`` (one pass over the haystack) and build both judges'
-    prompts. ``judged``: judges are meant to run (no ``--no-judge``; in pytest: ``--trajaudit-judge`` given)."""
+    prompts. ``judged``: judges are meant to run (no ``--no-judge``; in pytest: ``--trajaudit-judge`` given).
+    ``events``: how many events the plugin's loader read from the trajectory (0: nothing to audit, an issue).
+    Every issue besides :data:`ISSUE_NO_MATERIAL` (no events, strings the scan could not decode) is a gap in what
+    was checked: :func:`verdict_of` never passes it."""
     mat = side.material
-    overlap, ms = scan(text, side.matcher, MENTION_RX, side.instruction, where)
+    overlap, ms, gaps = scan(text, side.matcher, MENTION_RX, side.instruction, where)
     mentions = ms.found
     loaded = mat.loaded
     issues = [] if loaded else [ISSUE_NO_MATERIAL]
+    if events == 0:
+        issues.append(ISSUE_NO_EVENTS)
+    issues += gaps
     clipped, judge_trunc = judging.clip_trajectory(text)
     priv, priv_trunc = judging.privileged_copy([(f.rel, f.text) for f in loaded])
     state: dict[str, Any] = {
@@ -147,9 +156,19 @@ def verdict_of(state: dict[str, Any], coherence: dict[str, Any], leakage: dict[s
     hits += [f"verbatim privileged line ({src}): {q}"
              for q, src in zip(mech["verbatim_privileged_lines"], mech["verbatim_privileged_sources"], strict=False)]
     probs = [p for o in (coherence, leakage) if o["status"] == "completed" for p in o["problems"]]
-    return advisor_verdict(mechanical_hits=hits, judge_problems=probs, material_loaded=state["material_loaded"],
-                           no_judge=state["no_judge"],
-                           judges_completed=coherence["status"] == "completed" and leakage["status"] == "completed")
+    verdict, reasons = advisor_verdict(
+        mechanical_hits=hits, judge_problems=probs, material_loaded=state["material_loaded"],
+        no_judge=state["no_judge"],
+        judges_completed=coherence["status"] == "completed" and leakage["status"] == "completed")
+    gaps = scan_gaps(state)
+    if verdict in ("pass", "pass_mechanical_only") and gaps:
+        return "inconclusive", gaps  # part of the trajectory was not checked: never a pass
+    return verdict, reasons
+
+
+def scan_gaps(state: dict[str, Any]) -> list[str]:
+    """The issues that leave part of the trajectory unchecked (every issue but no privileged material)."""
+    return [str(i) for i in state.get("issues") or [] if i != ISSUE_NO_MATERIAL]
 
 
 def _judge_gap(name: str, o: dict[str, Any], state: dict[str, Any]) -> tuple[str, str]:
@@ -193,12 +212,14 @@ def check(code: str, state: dict[str, Any], coherence: dict[str, Any] | None = N
             shown = "; ".join(f"{m['pattern']}: {m['quote']!r}" for m in ms[:3])
             return "FAIL", f"{mech['n_advisor_mentions']} mention(s) of an advisor or privileged artifact: {shown}" + (
                 f" (+{len(ms) - 3})" if len(ms) > 3 else "")
+        if leak["status"] == "completed" and leak["answer"]["mentions_advisor"]:
+            items = "; ".join(quote(x, 160) for x in leak["answer"]["leaked_items"][:3])
+            return "FAIL", f"the leakage judge ({leak['model']}) found a mention of an advisor or privileged " \
+                           f"artifact" + (f": {items}" if items else "")
+        gaps = scan_gaps(state)
+        if gaps:
+            return "WARN", "inconclusive: no mention found, but " + "; ".join(gaps)
         if leak["status"] == "completed":
-            ans = leak["answer"]
-            if ans["mentions_advisor"]:
-                items = "; ".join(quote(x, 160) for x in ans["leaked_items"][:3])
-                return "FAIL", f"the leakage judge ({leak['model']}) found a mention of an advisor or privileged " \
-                               f"artifact" + (f": {items}" if items else "")
             return "PASS", f"no mention of an advisor (patterns and the leakage judge, {leak['model']})"
         if state["no_judge"]:
             return "PASS", "no mention of an advisor (mechanical patterns only: no judge)"
@@ -218,6 +239,9 @@ def check(code: str, state: dict[str, Any], coherence: dict[str, Any] | None = N
                     "leaked items (neither flag set) from"
                 return "FAIL", f"the leakage judge ({leak['model']}) found {why} the privileged material" + (
                     f": {items}" if items else "")
+        gaps = scan_gaps(state)
+        if gaps:
+            return "WARN", "inconclusive: no privileged line found verbatim, but " + "; ".join(gaps)
         if not state["material_loaded"]:
             return "WARN", f"inconclusive: {ISSUE_NO_MATERIAL} (roots {', '.join(state['privileged_roots']) or 'none'}" \
                            f", {state['layout_source']} layout)"
@@ -281,30 +305,32 @@ _SKIP_WALK = {"advisor", ".git", "__pycache__", "node_modules"}
 MAX_REWARD_FILE = 64 * 1024 * 1024
 
 
-def find_trajectory(attempt_dir: Path) -> Path:
-    """The file the plugin audits when the attempt directory is a job by its discovery rules (``discovery.classify``,
-    then the layout's precedence list, ``loaders.job.audited_trajectory``: a BenchFlow rollout's
-    ``trajectory/acp_trajectory.jsonl``, a Harbor trial's ``agent/claude-code.txt`` before its
-    ``agent/trajectory.json`` …). Otherwise, or when none of the layout's files is there: ``agent/trajectory.json``,
-    then ``agent/mini-swe-agent.trajectory.json``, then ``trajectory.json``, then any ``*trajectory*.json`` beneath
-    the attempt directory (shallowest first, then by path; the ``advisor/`` folder and symlinks are never
-    searched). A symlink or special file at one of these positions is unusable input."""
+def trajectory_candidates(attempt_dir: Path) -> list[str]:
+    """Every candidate trajectory file of the attempt directory that exists in any form (a symlink or FIFO too),
+    relative to it: the file the plugin audits and every position of the layout's precedence list when the
+    directory is a job by the discovery rules, then :data:`TRAJECTORY_LOOKUP`, then any ``*trajectory*.json``
+    beneath it (shallowest first, then by path; ``advisor/`` and symlinked directories never searched)."""
     from ..discover.jobs import classify
+    from ..loaders import candidates
     from ..loaders.job import audited_trajectory
+
+    out: list[str] = []
+
+    def add(path: Path) -> None:
+        rel = os.path.relpath(path, attempt_dir)
+        if not rel.startswith(".." + os.sep) and rel not in out:
+            out.append(rel)
 
     ref = classify(attempt_dir)
     if ref is not None:
         audited = audited_trajectory(ref)
         if audited is not None:
-            return audited
+            add(audited)
+        for rel in candidates.positions(ref.dir, ref.layout):
+            add(ref.dir / rel)
     for rel in TRAJECTORY_LOOKUP:
-        kind = file_kind(attempt_dir, rel)
-        if kind == "file":
-            return attempt_dir / rel
-        if kind == "symlink":
-            raise UnusableInput(attempt_dir / rel, "is a symlink (never followed)")
-        if kind == "special":
-            raise UnusableInput(attempt_dir / rel, "not a regular file (never opened)")
+        if file_kind(attempt_dir, rel) != "missing":
+            add(attempt_dir / rel)
     found: list[tuple[int, str]] = []
     for top, dirs, files in os.walk(attempt_dir, followlinks=False):
         rel_top = os.path.relpath(top, attempt_dir)
@@ -312,23 +338,75 @@ def find_trajectory(attempt_dir: Path) -> Path:
         dirs[:] = sorted(d for d in dirs if not (depth == 0 and d == "advisor") and d not in _SKIP_WALK - {"advisor"}
                          and not os.path.islink(os.path.join(top, d)))
         for f in files:
-            if "trajectory" in f and f.endswith(".json") and file_kind(Path(top), f) == "file":
-                rel = f if rel_top == "." else os.path.join(rel_top, f)
-                found.append((depth, rel))
-    if not found:
-        raise UnusableInput(attempt_dir, "no trajectory found (looked for " + ", ".join(TRAJECTORY_LOOKUP)
-                            + " and any *trajectory*.json beneath it)")
-    return attempt_dir / min(found)[1]
+            if "trajectory" in f and f.endswith(".json") and file_kind(Path(top), f) != "missing":
+                found.append((depth, f if rel_top == "." else os.path.join(rel_top, f)))
+    for _, rel in sorted(found):
+        add(attempt_dir / rel)
+    return out
 
 
-def read_trajectory(path: Path, max_bytes: int | None = None) -> tuple[str, str]:
-    """(decoded text, kind json | jsonl | text), read once as bytes without following a symlink and decoded
-    strictly (safeio): empty, undecodable, or starting like JSON without being one document or JSON Lines is
-    unusable input."""
+MAX_NAMED = 8  # candidate files named in the refusal
+MAX_CANDIDATES = 8  # candidate trajectory files audited together; more is unusable input
+
+
+def find_trajectories(attempt_dir: Path) -> list[Path]:
+    """Every candidate trajectory file of the attempt directory (:func:`trajectory_candidates`), the plugin's pick
+    first. All of them are audited together: the run being audited writes the attempt directory and could plant a
+    decoy that the precedence list prefers (a ``trajectory/acp_trajectory.jsonl`` holding nothing), so no file
+    stands in for the others (a Harbor Claude Code trial has both ``agent/claude-code.txt`` and
+    ``agent/trajectory.json``: the same run twice). None is unusable input, and so is a symlink or special file
+    at any candidate position."""
+    rels = trajectory_candidates(attempt_dir)
+    if not rels:
+        raise UnusableInput(attempt_dir, "no trajectory found (looked for the layout's trajectory files, "
+                            + ", ".join(TRAJECTORY_LOOKUP) + " and any *trajectory*.json beneath it)")
+    if len(rels) > MAX_CANDIDATES:
+        shown = ", ".join(rels[:MAX_NAMED]) + f" (+{len(rels) - MAX_NAMED})"
+        raise UnusableInput(attempt_dir, f"{len(rels)} candidate trajectory files ({shown}), more than "
+                            f"{MAX_CANDIDATES}: audit the run's own with --trajectory FILE")
+    out = []
+    for rel in rels:
+        kind = file_kind(attempt_dir, rel)
+        if kind == "symlink":
+            raise UnusableInput(attempt_dir / rel, "is a symlink (never followed)")
+        if kind != "file":
+            raise UnusableInput(attempt_dir / rel, "not a regular file (never opened)")
+        out.append(attempt_dir / rel)
+    return out
+
+
+def symlinked_component(path: Path) -> Path | None:
+    """The first existing component of ``path`` (made absolute, not resolved) that is a symlink, or None."""
+    cur = Path(os.path.abspath(path))
+    for p in [*reversed(cur.parents), cur]:
+        try:
+            if stat.S_ISLNK(os.lstat(p).st_mode):
+                return p
+        except OSError:
+            return None  # missing from here on (or unreadable: the read that follows names it)
+    return None
+
+
+def read_trajectory(path: Path, max_bytes: int | None = None) -> tuple[str, str, int]:
+    """(decoded text, kind json | jsonl | text, number of events), read once as bytes without following a symlink,
+    decoded strictly (safeio) and loaded by the plugin's own loaders (``loaders/sniff.py``: format detection by
+    shape, never by name): empty, undecodable, starting like JSON without being one document or JSON Lines, named
+    ``.json``/``.jsonl`` without being JSON, of no format a loader recognises, malformed for its format or with
+    more events than the events limit is unusable input."""
     budget = Budget() if max_bytes is None else Budget(max_bytes, max_bytes)
     data = read_bytes(path.parent, path.name, budget)
     text = decode_text(data, path)
-    return text, parse_text(text, path).kind
+    del data
+    parsed = parse_text(text, path)
+    if parsed.kind == "text" and path.name.lower().endswith((".json", ".jsonl")):
+        # as the plugin's job loader: a JSON file that is not JSON is never read as a plain-text transcript
+        first = text.lstrip().split("\n", 1)[0]
+        raise UnusableInput(path, f"named .json/.jsonl but not JSON: it starts with {first[:60]!r}")
+    traj = load_trajectory(parsed, path)
+    n = len(traj.events)
+    if n > max_events():
+        raise UnusableInput(path, f"too many events ({n} > limit {max_events()})")
+    return text, parsed.kind, n
 
 
 def _number(v: Any) -> float | None:
@@ -371,8 +449,8 @@ def read_reward(attempt_dir: Path) -> tuple[float | None, str | None]:
             values[rel] = None
             continue
         if rel == "result.json":
-            try:
-                values[rel] = _result_reward(orjson.loads(text))
+            try:  # held to the events limit before anything is built, as every reader of the plugin
+                values[rel] = _result_reward(loads_bounded(text, attempt_dir / rel))
             except orjson.JSONDecodeError:
                 values[rel] = None
         else:
@@ -430,14 +508,22 @@ def run_audit(attempt_dir: str | Path, task_dir: str | Path, *, trajectory: str 
         why = endpoint_error(getattr(judge, "base_url", None))
         if why:
             raise UnusableInput("--judge-base-url", why)
-    traj = Path(os.path.abspath(trajectory)) if trajectory is not None else find_trajectory(attempt)
+    trajs = [Path(os.path.abspath(trajectory))] if trajectory is not None else find_trajectories(attempt)
+    for traj in trajs:
+        link = symlinked_component(traj.parent)
+        if link is not None:
+            raise UnusableInput(traj, f"its directory {link} is a symlink (never followed): pass the real path")
     layout = layout_for(task, privileged_roots)
     side = task_side(task, layout)
     reward, source = read_reward(attempt)
-    text, kind = read_trajectory(traj)
-    prep = prepare(text, side, judged=not no_judge, reward=reward, reward_source=source, where=str(traj),
-                   trajectory_kind=kind)
-    del text
+    # every candidate is read and loaded (one of no known format is unusable input) and scanned as one text
+    read = [read_trajectory(t) for t in trajs]
+    text = "\n".join(r[0] for r in read)
+    kind, events = read[0][1], sum(r[2] for r in read)
+    traj = trajs[0]
+    prep = prepare(text, side, judged=not no_judge, reward=reward, reward_source=source,
+                   where=", ".join(str(t) for t in trajs), trajectory_kind=kind, events=events)
+    del text, read
     coh = leak = None
     if not no_judge:
         if judge is None or not getattr(judge, "models", None):
@@ -453,5 +539,7 @@ def run_audit(attempt_dir: str | Path, task_dir: str | Path, *, trajectory: str 
             coh = judging.outcome("coherence", futs["coherence"].result())
             leak = judging.outcome("leakage", futs["leakage"].result())
     audit = assemble(prep.state, coh, leak)
-    audit = {"attempt_dir": str(attempt), "trajectory": str(traj), "trajectory_sha256": file_sha256(traj), **audit}
+    audit = {"attempt_dir": str(attempt), "trajectory": str(traj), "trajectory_sha256": file_sha256(traj),
+             **({"trajectories": [{"path": str(t), "sha256": file_sha256(t)} for t in trajs]} if len(trajs) > 1
+                else {}), **audit}
     return audit

@@ -12,7 +12,9 @@ decoded text, so nothing matches across two strings), and every check makes one 
 - ADV-3: the mention patterns of :mod:`.patterns`, one compiled alternation.
 
 By design neither catches a paraphrase, a privileged line shorter than 40 characters, homoglyphs or zero-width
-characters, or text encoded deeper (base64, JSON nested more than three layers inside strings).
+characters, or text encoded deeper (base64, JSON nested more than three layers inside strings). JSON nested too
+deep for the decoder inside a string is recorded (:class:`Gaps`): the audit cannot pass over it. A mention's quote
+is redacted before it is clipped.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import ahocorasick
 from ..model import UnusableInput
 from ..scan.linre import Regex
 from ..scan.overlap import Matcher, PrivilegedLine, collapse
+from ..scan.redact import redact
 from .patterns import KEYWORDS, MENTION_PATTERNS, label_of
 
 MAX_LAYERS = 3  # JSON decoded inside strings, at most this many layers deep
@@ -50,9 +53,18 @@ def _container(s: str) -> bool:
     return len(t) >= 2 and ((t[0] == "{" and t[-1] == "}") or (t[0] == "[" and t[-1] == "]"))
 
 
-def _strings(value: object, where: str) -> Iterator[str]:
+class Gaps(list[str]):
+    """What the haystack could not decode (JSON nested too deep for the decoder inside a string or on a line of a
+    plain-text transcript): the strings inside it were not scanned, so the audit cannot pass."""
+
+    def too_deep(self, what: str) -> None:
+        self.append(f"{what} holds JSON nested too deep to decode: the strings inside it were not scanned")
+
+
+def _strings(value: object, where: str, gaps: Gaps | None = None) -> Iterator[str]:
     """Every string key and value of a parsed JSON value, in document order; strings holding a JSON object or
-    array are decoded and walked too, up to :data:`MAX_LAYERS` layers."""
+    array are decoded and walked too, up to :data:`MAX_LAYERS` layers. A string holding JSON nested too deep to
+    decode is recorded in ``gaps`` (never skipped silently)."""
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         v, layer = stack.pop()
@@ -61,7 +73,11 @@ def _strings(value: object, where: str) -> Iterator[str]:
             if layer < MAX_LAYERS and _container(v):
                 try:
                     inner = _loads(v)
-                except (ValueError, RecursionError):
+                except RecursionError:
+                    if gaps is not None:
+                        gaps.too_deep(f"a string of {where} (layer {layer + 1})")
+                    continue
+                except ValueError:
                     continue
                 if isinstance(inner, list):  # an object (_Obj) or an array
                     stack.append((inner, layer + 1))
@@ -79,8 +95,9 @@ def _lines(text: str) -> Iterator[str]:
             yield line
 
 
-def decoded_strings(text: str, where: str = "trajectory") -> Iterator[str]:
-    """The decoded strings of ``text`` (see the module docstring), without the text itself."""
+def decoded_strings(text: str, where: str = "trajectory", gaps: Gaps | None = None) -> Iterator[str]:
+    """The decoded strings of ``text`` (see the module docstring), without the text itself; what could not be
+    decoded is recorded in ``gaps``."""
     s = text.lstrip()
     if s[:1] in ("{", "["):
         try:
@@ -90,7 +107,7 @@ def decoded_strings(text: str, where: str = "trajectory") -> Iterator[str]:
         except ValueError:
             doc = None
         if doc is not None:
-            yield from _strings(doc, where)
+            yield from _strings(doc, where, gaps)
             return
         for line in _lines(text):  # JSON Lines (strictness was decided when the file was read)
             try:
@@ -99,24 +116,29 @@ def decoded_strings(text: str, where: str = "trajectory") -> Iterator[str]:
                 raise UnusableInput(where, "JSON nesting too deep to decode") from None
             except ValueError:
                 continue  # a CLI capture's plain-text log line: scanned in the raw text
-            yield from _strings(value, where)
+            yield from _strings(value, where, gaps)
         return
-    for line in _lines(text):  # plain text: lines that are JSON values
+    for i, line in enumerate(_lines(text), 1):  # plain text: lines that are JSON values
         if line.lstrip()[:1] not in ("{", "[", '"'):
             continue
         try:
             value = _loads(line)
-        except (ValueError, RecursionError):
+        except RecursionError:
+            if gaps is not None:
+                gaps.too_deep(f"a line of {where} (non-blank line {i})")
             continue
-        yield from _strings(value, where)
+        except ValueError:
+            continue
+        yield from _strings(value, where, gaps)
 
 
-def haystack(text: str, where: str = "trajectory") -> Iterator[str]:
-    """The text as read, then the decoded strings joined into NUL-separated chunks."""
+def haystack(text: str, where: str = "trajectory", gaps: Gaps | None = None) -> Iterator[str]:
+    """The text as read, then the decoded strings joined into NUL-separated chunks (what could not be decoded is
+    recorded in ``gaps``)."""
     yield text
     buf: list[str] = []
     size = 0
-    for s in decoded_strings(text, where):
+    for s in decoded_strings(text, where, gaps):
         if not s:
             continue
         buf.append(s)
@@ -133,22 +155,50 @@ def haystack(text: str, where: str = "trajectory") -> Iterator[str]:
 _CTX_STOP = re.compile(r'[\n\x00"\\]')
 
 
-def _context(chunk: str, start: int, end: int, n: int = 40) -> str:
-    """The match with up to ``n`` characters each side, never across a line, a string or a JSON escape."""
-    left = chunk[max(start - n, 0):start]
+REDACT_CHARS = 4096  # a quote is redacted over this many characters each side before it is clipped
+
+
+def _bounds(chunk: str, start: int, end: int, n: int) -> tuple[int, int]:
+    """Where the context of the match ``chunk[start:end]`` begins and ends: up to ``n`` characters each side,
+    never across a line, a string or a JSON escape."""
+    lo = max(start - n, 0)
     last = None
     m: re.Match[str] | None
-    for m in _CTX_STOP.finditer(left):
+    for m in _CTX_STOP.finditer(chunk, lo, start):
         last = m
     if last is not None:
-        left = left[last.end():]
+        lo = last.end()
         if last.group(0) == "\\":  # skip the escape's letter (\n, \t, or \u and its four hex digits)
-            left = left[5:] if left[:1] == "u" else left[1:]
-    right = chunk[end:end + n]
-    m = _CTX_STOP.search(right)
+            lo = min(lo + (5 if chunk[lo:lo + 1] == "u" else 1), start)
+    hi = min(end + n, len(chunk))
+    m = _CTX_STOP.search(chunk, end, hi)
     if m:
-        right = right[:m.start()]
-    return left + chunk[start:end] + right
+        hi = m.start()
+    return lo, hi
+
+
+def _context(chunk: str, start: int, end: int, n: int = 40) -> str:
+    """The match with up to ``n`` characters each side, never across a line, a string or a JSON escape (raw: for
+    comparing and de-duplicating, never shown)."""
+    lo, hi = _bounds(chunk, start, end, n)
+    return chunk[lo:hi]
+
+
+def _shown_context(chunk: str, start: int, end: int, n: int = 40) -> str:
+    """:func:`_context` as shown: redacted over :data:`REDACT_CHARS` characters each side (within the same line,
+    string and escape) BEFORE it is clipped to ``n`` characters each side, so a key the clip would cut is redacted
+    whole, never shown in part. When a secret overlaps the match itself, the redacted window is clipped around its
+    middle."""
+    lo, hi = _bounds(chunk, start, end, REDACT_CHARS)
+    left, mid, right = chunk[lo:start], chunk[start:end], chunk[end:hi]
+    whole = redact(left + mid + right)
+    red_left = redact(left)
+    if whole.startswith(red_left) and whole.startswith(mid, len(red_left)):
+        a = len(red_left)
+        b = a + len(mid)
+    else:
+        a = b = round(len(whole) * len(left) / max(len(left) + len(mid) + len(right), 1))
+    return whole[max(a - n, 0):b + n]
 
 
 _KEYWORDS: ahocorasick.Automaton | None = None
@@ -220,8 +270,9 @@ class Mentions:
                 continue
             self._seen.add((label, low))
             self.count += 1
-            if len(self.found) < MAX_MENTIONS:
-                self.found.append(Mention(label, collapse(m.group(0)), ctx[:160]))
+            if len(self.found) < MAX_MENTIONS:  # the quote is redacted before it is clipped
+                shown = collapse(_shown_context(chunk, m.start(), m.end()))
+                self.found.append(Mention(label, collapse(m.group(0)), shown[:160]))
 
 
 def find_mentions(text: str, rx: Regex, public: str = "") -> Mentions:
@@ -241,13 +292,21 @@ class Overlap:
         return [ln.text[:QUOTE_CHARS] for ln in self.lines]
 
 
+MAX_GAPS = 20  # gaps named in the audit's issues (the rest counted)
+
+
 def scan(text: str, matcher: Matcher, mention_rx: Regex, public: str = "",
-         where: str = "trajectory") -> tuple[Overlap, Mentions]:
-    """One pass over the haystack feeding both checks (each chunk is built once)."""
+         where: str = "trajectory") -> tuple[Overlap, Mentions, list[str]]:
+    """One pass over the haystack feeding both checks (each chunk is built once); also what could not be decoded
+    (:class:`Gaps`, at most :data:`MAX_GAPS` named)."""
     hits: set[int] = set()
     ms = Mentions(mention_rx, public)
-    for chunk in haystack(text, where):
+    gaps = Gaps()
+    for chunk in haystack(text, where, gaps):
         if matcher:
             hits |= matcher.find(chunk)
         ms.feed(chunk)
-    return Overlap([matcher.lines[i] for i in sorted(hits)]), ms
+    named = list(dict.fromkeys(gaps))
+    if len(named) > MAX_GAPS:
+        named = [*named[:MAX_GAPS], f"{len(named) - MAX_GAPS} more place(s) with JSON nested too deep to decode"]
+    return Overlap([matcher.lines[i] for i in sorted(hits)]), ms, named

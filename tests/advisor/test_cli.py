@@ -15,6 +15,7 @@ import pytest
 from pytest_trajaudit.advisor.core import ISSUE_NO_MATERIAL
 from pytest_trajaudit.report.schema import SCHEMA_DIR
 from tests.advisor.kit import (
+    CLEAN,
     README_LINE,
     TEST_LINE,
     atif,
@@ -47,7 +48,7 @@ def audit(att: Path, task: Path, *more: str | Path, **kw) -> tuple[int, dict | N
 
 def test_clean_attempt_passes_mechanical_only_and_writes_0600(tmp_path: Path, task: Path) -> None:
     att = make_attempt(tmp_path)
-    out = att / "advisor" / "audit.json"
+    out = tmp_path / "audits" / "audit.json"
     p = cli("audit", "--attempt-dir", att, "--task-dir", task, "--output", out, "--no-judge")
     assert p.returncode == 0, p.stderr
     doc = audit_json(p)
@@ -193,9 +194,9 @@ def test_unreadable_privileged_material_refuses_to_judge(open_tmp: Path) -> None
     os.chmod(open_tmp / "tasks", 0o755)
     os.chmod(task / "tests" / "test_outputs.py", 0)
     os.chmod(task / "solution", 0)
-    out = att / "advisor" / "audit.json"
-    (att / "advisor").mkdir()
-    os.chmod(att / "advisor", 0o777)
+    out = open_tmp / "audits" / "audit.json"
+    (open_tmp / "audits").mkdir()
+    os.chmod(open_tmp / "audits", 0o777)
     cli_inprocess("audit", "--attempt-dir", att, "--task-dir", open_tmp / "nope")  # warm every import up as root
     rc, stdout, stderr = unprivileged(lambda: cli_inprocess("audit", "--attempt-dir", att, "--task-dir", task,
                                                             "--output", out, "--no-judge"))
@@ -325,14 +326,28 @@ LOOKUP = ["agent/trajectory.json", "agent/mini-swe-agent.trajectory.json", "traj
           "logs/run/my-trajectory.json"]
 
 
-@pytest.mark.parametrize("first", range(len(LOOKUP)))
-def test_trajectory_lookup_order(tmp_path: Path, task: Path, first: int) -> None:
-    files = {rel: json.dumps(atif(f"file {rel}")) for rel in LOOKUP[first:]}
-    files["advisor/advisor_trajectory.json"] = json.dumps(atif("the advisor's own"))
-    files["a/b/c/deeper-trajectory.json"] = json.dumps(atif("deeper"))
+@pytest.mark.parametrize("rel", LOOKUP)
+def test_one_candidate_trajectory_is_found(tmp_path: Path, task: Path, rel: str) -> None:
+    files = {rel: json.dumps(atif(f"file {rel}")), "advisor/advisor_trajectory.json": json.dumps(atif("the advisor's"))}
     att = make_attempt(tmp_path, trajectory=None, files=files)
     rc, doc, _ = audit(att, task, "--no-judge")
-    assert rc == 0 and doc["trajectory"] == str(att / LOOKUP[first])
+    assert rc == 0 and doc["trajectory"] == str(att / rel)
+
+
+@pytest.mark.parametrize("first", range(len(LOOKUP)))
+def test_several_candidate_trajectories_are_audited_together(tmp_path: Path, task: Path, first: int) -> None:
+    """However the candidates are placed, none stands in for the others (a run could plant the one the order
+    prefers): all are read and scanned as one, each named with its hash; ``--trajectory`` audits one."""
+    files = {rel: json.dumps(atif(f"file {rel}")) for rel in LOOKUP[first:]}
+    files["a/b/c/deeper-trajectory.json"] = json.dumps(atif("deeper, and my advisor said so"))
+    att = make_attempt(tmp_path, trajectory=None, files=files)
+    rc, doc, _ = audit(att, task, "--no-judge")
+    assert rc == 1 and doc["verdict"] == "fail"  # the mention in the last candidate counts
+    listed = [t["path"] for t in doc["trajectories"]]
+    assert sorted(listed) == sorted(str(att / r) for r in [*LOOKUP[first:], "a/b/c/deeper-trajectory.json"])
+    assert doc["trajectory"] == listed[0] and all(len(t["sha256"]) == 64 for t in doc["trajectories"])
+    rc, doc, _ = audit(att, task, "--no-judge", "--trajectory", att / LOOKUP[first])
+    assert rc == 0 and doc["trajectory"] == str(att / LOOKUP[first]) and "trajectories" not in doc
 
 
 def test_advisor_folder_is_never_searched(tmp_path: Path, task: Path) -> None:
@@ -356,7 +371,10 @@ def test_explicit_trajectory_is_used_as_given(tmp_path: Path, task: Path) -> Non
 def test_jsonl_and_plain_text_trajectories(tmp_path: Path, task: Path) -> None:
     att = make_attempt(tmp_path)
     jl = tmp_path / "run.jsonl"
-    jl.write_text("\n".join(json.dumps({"role": "assistant", "content": c}) for c in ("a", SOLUTION_LINES[2])))
+    jl.write_text("\n".join(json.dumps(v) for v in (
+        {"type": "system", "subtype": "init", "session_id": "s"},
+        *({"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": c}]},
+           "session_id": "s"} for c in ("a", SOLUTION_LINES[2])))))
     rc, doc, _ = audit(att, task, "--no-judge", "--trajectory", jl)
     assert (rc, doc["trajectory_format"], doc["mechanical"]["n_verbatim_privileged_lines"]) == (1, "jsonl", 1)
     txt = tmp_path / "run.txt"
@@ -427,9 +445,11 @@ def test_summarize_never_trusts_an_audit_inside_an_attempt(tmp_path: Path, task:
     (ok / "agent" / "trajectory.json").write_text(json.dumps(atif(f"Using {SOLUTION_LINES[1]}")))
     p = cli("summarize", "--audits", out, ok)
     assert p.returncode == 2 and "changed since the audit" in p.stdout
-    planted_in_tree = ok / "audits"
+    planted_in_tree = ok / "audits"  # an audit the command refuses to write there, copied in by hand
     planted_in_tree.mkdir()
-    cli("audit", "--attempt-dir", ok, "--task-dir", task, "--no-judge", "--output", planted_in_tree / "a2.json")
+    (ok / "agent" / "trajectory.json").write_text(json.dumps(CLEAN))
+    cli("audit", "--attempt-dir", ok, "--task-dir", task, "--no-judge", "--output", out / "a2.json")
+    (planted_in_tree / "a2.json").write_bytes((out / "a2.json").read_bytes())
     p = cli("summarize", "--audits", planted_in_tree)
     assert p.returncode == 2 and "inside the audited attempt" in p.stdout
 

@@ -34,7 +34,7 @@ def matcher(*lines: str, public: tuple[str, ...] = ()) -> Matcher:
 
 
 def hits(text: str, m: Matcher) -> list[str]:
-    overlap, _ = scan(text, m, MENTION_RX)
+    overlap, _, _ = scan(text, m, MENTION_RX)
     return [ln.text for ln in overlap.lines]
 
 
@@ -117,7 +117,7 @@ def test_no_match_across_two_strings() -> None:
 
 def test_quotes_at_most_60_characters() -> None:
     m = matcher(PLAIN, TRICKY)
-    overlap, _ = scan(json.dumps([PLAIN, TRICKY]), m, MENTION_RX)
+    overlap, _, _ = scan(json.dumps([PLAIN, TRICKY]), m, MENTION_RX)
     assert QUOTE_CHARS == 60
     assert overlap.quotes() == [PLAIN[:60], re.sub(r"\s+", " ", TRICKY)[:60]]
     assert all(len(q) <= 60 for q in overlap.quotes())
@@ -162,14 +162,23 @@ def test_unusable_trajectories(tmp_path: Path, content: bytes) -> None:
         read_trajectory(p)
 
 
-@pytest.mark.parametrize("content,kind", [(b'{"a": "b"}', "json"), (b'{"a": 1}\n\n{"b": 2}\n', "jsonl"),
+CHAT = '[{"role": "user", "content": "task"}, {"role": "assistant", "content": "done"}]'
+CLAUDE_STREAM = "\n".join(json.dumps(v) for v in (
+    {"type": "system", "subtype": "init", "session_id": "s"},
+    {"type": "assistant", "message": {"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+     "session_id": "s"}))
+
+
+@pytest.mark.parametrize("content,kind", [(CHAT.encode(), "json"), (CLAUDE_STREAM.encode() + b"\n\n", "jsonl"),
                                           (b"plain transcript\n[INFO] later\n", "text"),
-                                          ('\ufeff{"a": 1}'.encode("utf-16-le"), "json"),
-                                          (b'\xef\xbb\xbf{"a": 1}', "json"), ('[1]'.encode("utf-32"), "json")])
+                                          (("\ufeff" + CHAT).encode("utf-16-le"), "json"),
+                                          (b"\xef\xbb\xbf" + CHAT.encode(), "json"),
+                                          (CHAT.encode("utf-32"), "json")])
 def test_usable_trajectories(tmp_path: Path, content: bytes, kind: str) -> None:
-    p = tmp_path / "t.json"
+    p = tmp_path / ("t.txt" if kind == "text" else "t.json")  # a .json file that is not JSON is unusable
     p.write_bytes(content)
-    assert read_trajectory(p)[1] == kind
+    _, got, events = read_trajectory(p)
+    assert got == kind and events >= 1
 
 
 def test_symlinked_trajectory_is_unusable(tmp_path: Path) -> None:
