@@ -169,10 +169,14 @@ def test_errors_go_to_stderr(pytester: pytest.Pytester) -> None:
 
 
 def test_audit_reads_the_trajectory_the_plugin_audits(pytester: pytest.Pytester) -> None:
-    """A BenchFlow rollout's trajectory/acp_trajectory.jsonl, found as the plugin finds it; an inconclusive
-    verdict (here: a task directory without privileged material) says why on stderr."""
+    """A BenchFlow rollout's trajectory/acp_trajectory.jsonl, found as the plugin finds it; a second candidate of no
+    known format beside it makes the attempt unusable (it is never left unread); an inconclusive verdict (here: a
+    task directory without privileged material) says why on stderr."""
     job = make_job(pytester.path / "runs", "demo__1", extra_files={"agent/notes-trajectory.json": "[]"})
     task = make_task(pytester.path / "tasks")
+    p = trajaudit("audit", "--attempt-dir", job, "--task-dir", task, "--no-judge", cwd=pytester.path)
+    assert p.returncode == 2 and "notes-trajectory.json: no known trajectory format" in p.stderr, p.stderr
+    (job / "agent" / "notes-trajectory.json").unlink()
     p = trajaudit("audit", "--attempt-dir", job, "--task-dir", task, "--no-judge", cwd=pytester.path)
     assert p.returncode in (0, 1), p.stderr
     assert json.loads(p.stdout)["trajectory"] == str(job / TRAJECTORY)
