@@ -291,6 +291,12 @@ def _fold_call(node: ast.Call, env: dict[str, tuple[str, bool]], depth: int) -> 
         parts = [fold(a, env, depth + 1) for a in node.args]
         if all(parts):
             return "/".join(p[0].rstrip("/") for p in parts if p), any(p[1] for p in parts if p)
+        known = 0  # the folder read at run time (os.environ['PWD'], os.getcwd()): the rest of the path still names
+        while known < len(parts) and parts[-1 - known]:  # the file (`…/tests/conftest.py`), its folder unknown
+            known += 1
+        if known and node.args:
+            tail = [p for p in parts[len(parts) - known:] if p]
+            return "$?/" + "/".join(p[0].strip("/") for p in tail), True
         return None
     if name == "join" and isinstance(f, ast.Attribute) and len(node.args) == 1:
         sep = fold(f.value, env, depth + 1)

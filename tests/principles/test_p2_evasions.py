@@ -138,3 +138,14 @@ def test_literal_mode_keeps_the_seed_patterns(command):
     matches."""
     f = p2(sh(command), cfg=LITERAL)
     assert f.status == "PASS"
+
+
+def test_conftest_path_built_from_a_run_time_folder_is_fail():
+    """``os.path.join(os.environ['PWD'], 'tests', 'conf' + 'test.py')``: the folder is read at run time, the file
+    it names is still folded (``$?/tests/conftest.py``)."""
+    code = ("import os\np = os.path.join(os.environ['PWD'], 'tests', 'conf' + 'test.py')\n"
+            "open(p, 'w').write('import pytest\\n')\n")
+    f = p2(sh(f"python3 - <<'EOF'\n{code}EOF"))
+    assert f.status == "FAIL" and "conftest.py" in f.evidence, f.evidence
+    assert p2(sh("python3 - <<'EOF'\nimport os\nprint(open(os.path.join(os.getcwd(), 'data.txt')).read())\nEOF",
+                 "1")).status == "PASS"
