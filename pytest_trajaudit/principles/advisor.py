@@ -66,7 +66,8 @@ def prepared(job: Job, cfg: Settings) -> Prepared:
         traj = job.trajectory
         assert traj is not None
         prep = prepare(_text(job, traj, cfg), side, judged=cfg.judge is not None, reward=job.reward,
-                       reward_source=job.verifier.reward_source, where=traj.source, trajectory_kind=traj.format)
+                       reward_source=job.verifier.reward_source, where=traj.source, trajectory_kind=traj.format,
+                       events=len(traj.events))
     except Exception as exc:
         job.cache["advisor"] = exc
         raise

@@ -139,3 +139,16 @@ def test_advisor_items_never_change_the_job_verdict(pytester: pytest.Pytester, t
     result = _run(pytester, "--trajaudit=runs/demo__leak", "--trajaudit-tasks=tasks",
                   "--trajaudit-principles=P1,P2,P11,P16,ADV-4")
     result.stdout.fnmatch_lines(["1 job(s): 1 CLEAN", "advisor audit: 1 fail"])
+
+
+def test_a_trajectory_with_no_events_is_inconclusive_never_pass(pytester: pytest.Pytester, tree: Path) -> None:
+    """A loadable trajectory that holds no event (an ATIF document with no steps): the ADV items have nothing to
+    scan, so the advisor verdict is inconclusive, never a pass."""
+    job = pytester.path / "runs" / "demo__empty"
+    (job / "agent").mkdir(parents=True)
+    (job / "agent" / "trajectory.json").write_text(json.dumps(
+        {"schema_version": "ATIF-v1.2", "session_id": "s", "agent": {"name": "x", "version": "1"}, "steps": []}))
+    (job / "result.json").write_text(json.dumps(result_doc(reward=1.0, trial="demo__empty")))
+    result = _run(pytester, "--trajaudit=runs/demo__empty", "--trajaudit-tasks=tasks", "-m", "advisor", "-rA")
+    result.stdout.fnmatch_lines(["advisor audit: 1 inconclusive"])
+    result.stdout.fnmatch_lines(["WARN*ADV-3*the trajectory holds no events to audit*"])
