@@ -99,3 +99,16 @@ def test_a_pytest11_entry_point_is_warn():
             "entry_points={'pytest11': ['xplug = xplug']})\n"
     f = p2(write("/tmp/pp/xplug.py", HOOK), write("/tmp/pp/setup.py", setup), sh("pip install -e /tmp/pp", "ok"))
     assert f.status == "WARN" and "pytest11" in f.evidence, f.evidence
+
+
+@pytest.mark.parametrize(("command", "status"), [
+    ("printf 'test:\\n\\t@echo ok\\n' > /app/Makefile", "FAIL"),
+    ("printf 'check:\\n\\ttrue\\n' > /app/makefile", "FAIL"),
+    ("printf 'test:\\n\\tpython -m pytest tests\\n' > /app/Makefile", "PASS"),
+    ("printf 'test: build\\n\\t$(PYTHON) -m pytest\\n' > /app/Makefile", "PASS"),
+    ("printf 'build:\\n\\tgcc -o app main.c\\n' > /app/Makefile", "PASS"),
+    ("printf 'CC := gcc\\ntest:\\n\\t./run_tests.sh\\n' > /app/Makefile", "PASS"),
+])
+def test_a_makefile_test_target_that_runs_no_tests(command, status):
+    f = p2(sh(command, ""))
+    assert f.status == status, f.evidence
