@@ -43,17 +43,24 @@ DEFAULT_MAX_JOB_BYTES = 1024 * MB
 DEFAULT_MAX_EVENTS = 500_000
 
 _MAX_EVENTS: contextvars.ContextVar[int] = contextvars.ContextVar("trajaudit_max_events", default=DEFAULT_MAX_EVENTS)
+# the option that sets the limit, named in a refusal (the pytest plugin's, or the trajaudit audit command's)
+_LIMIT_OPTION: contextvars.ContextVar[str] = contextvars.ContextVar("trajaudit_limit_option",
+                                                                   default="--trajaudit-max-events")
 
 
 @contextlib.contextmanager
-def events_limit(limit: int) -> Iterator[None]:
+def events_limit(limit: int, option: str | None = None) -> Iterator[None]:
     """Within the block, every parse (:func:`parse_text`, :func:`loads_bounded`, a streamed file) and every loaded
-    trajectory is held to ``limit`` events (``--trajaudit-max-events``)."""
+    trajectory is held to ``limit`` events (``--trajaudit-max-events``); ``option``: the option a refusal names
+    instead (``trajaudit audit --max-events``)."""
     token = _MAX_EVENTS.set(limit)
+    named = _LIMIT_OPTION.set(option) if option else None
     try:
         yield
     finally:
         _MAX_EVENTS.reset(token)
+        if named is not None:
+            _LIMIT_OPTION.reset(named)
 
 
 def max_events() -> int:
@@ -63,7 +70,7 @@ def max_events() -> int:
 
 def too_many_events(path: str | Path, n: int, what: str = "") -> UnusableInput:
     limit = max_events()
-    return UnusableInput(path, f"too many events ({n}{what} > limit {limit}; --trajaudit-max-events)")
+    return UnusableInput(path, f"too many events ({n}{what} > limit {limit}; {_LIMIT_OPTION.get()})")
 
 
 # A JSON string: what lies between its quotes is never an object or an array. Unrolled (a run of plain

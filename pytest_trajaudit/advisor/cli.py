@@ -52,6 +52,8 @@ def _audit_parser() -> argparse.ArgumentParser:
                     "the attempt directory is never consulted")
     ap.add_argument("--output", help="also write the audit JSON here, mode 0600 (trajaudit summarize --audits DIR "
                     "reads the audits in DIR: keep DIR outside the attempts)")
+    ap.add_argument("--max-events", type=_positive_int, default=None, metavar="N",
+                    help="events (and JSON objects and arrays) a trajectory or result.json may hold (default 500000)")
     ap.add_argument("--no-judge", action="store_true", help="mechanical checks only (verdict at best "
                     "pass_mechanical_only)")
     ap.add_argument("--judge-model", help="judge model (default $JUDGE_MODEL, else $ADVISOR_MODEL)")
@@ -150,6 +152,16 @@ def audit_main(argv: list[str]) -> int:
                       "audit): no verdict, nothing written")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def _audit_main(argv: list[str]) -> int:
     args = _audit_parser().parse_args(argv)
     from ..report.audit import _redact_tree
@@ -183,10 +195,13 @@ def _audit_main(argv: list[str]) -> int:
             return _error(f"--output {args.output}: cannot be written: {exc.strerror or exc}")
         if st is not None and stat.S_ISDIR(st.st_mode):
             return _error(f"--output {args.output}: is a directory")
+    from ..safeio import DEFAULT_MAX_EVENTS, events_limit
+
     try:
-        audit = run_audit(attempt, args.task_dir, trajectory=trajs[0] if args.trajectory else None,
-                          privileged_roots=args.privileged_roots,
-                          judge=judge, no_judge=args.no_judge, judge_unconfigured=unconfigured)
+        with events_limit(args.max_events or DEFAULT_MAX_EVENTS, "--max-events"):
+            audit = run_audit(attempt, args.task_dir, trajectory=trajs[0] if args.trajectory else None,
+                              privileged_roots=args.privileged_roots,
+                              judge=judge, no_judge=args.no_judge, judge_unconfigured=unconfigured)
     except PrivilegedUnreadable as exc:
         return _error(f"cannot read privileged material in {args.task_dir}: {', '.join(exc.paths)}")
     except UnusableInput as exc:

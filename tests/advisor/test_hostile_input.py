@@ -163,6 +163,11 @@ def test_result_json_container_bomb_is_refused(tmp_path: Path, task: Path) -> No
     att = make_attempt(tmp_path, reward=None, files={"result.json": "[" + "{}," * 600_000 + "{}]"})
     rc, doc, err = run(att, task)
     assert rc == 2 and doc is None and one_error_line(err) and "result.json" in err and "too many" in err
+    assert "--max-events" in err and "--trajaudit-max-events" not in err  # the option this command has
+    rc, doc, err = run(att, task, "--max-events", "1000000")  # raised: the file is read (a list: no reward)
+    assert rc in (0, 1) and doc is not None, err
+    rc, doc, err = run(att, task, "--max-events", "0")
+    assert rc == 2 and doc is None and "--max-events" in err
 
 
 # --- 6. --output inside the attempt or task, or through a symlinked directory ----------------------------------------
