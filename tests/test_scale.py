@@ -796,3 +796,14 @@ def test_merge_refuses_a_planted_summary_file_in_one_line(tmp_path: Path, capsys
     assert {"deep": "nested too deeply", "fifo": "not a regular file", "symlink": "is a symlink",
             "directory": "summary.json"}[plant] in err
     assert not (tmp_path / "out").exists()
+
+
+def test_merge_follows_a_shard_directory_given_as_a_symlink(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The shard directory is the caller's own argument (resolved); only summary.json inside it is never followed."""
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "summary.json").write_text('{"schema_version": "x"}')
+    (tmp_path / "link").symlink_to(real)
+    assert merge_mod.main([str(tmp_path / "out"), str(tmp_path / "link")]) == 4
+    err = capsys.readouterr().err
+    assert "not a trajaudit summary.json" in err and "symlink" not in err, err

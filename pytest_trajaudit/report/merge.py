@@ -15,10 +15,8 @@ or group reported by two shards.
 
 from __future__ import annotations
 
-import errno
 import json
 import os
-import stat
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -27,7 +25,9 @@ import orjson
 
 from ..aggregate.completeness import EXIT_INCOMPLETE
 from ..gcpause import paused_gc
+from ..model import UnusableInput
 from ..records import RollupJob, Summary
+from ..safeio import Budget, read_bytes
 from ..scan.redact import clean
 from .summary import Rollup
 
@@ -39,13 +39,19 @@ class MergeError(Exception):
 def load_shard(d: Path) -> dict[str, Any]:
     path = d / "summary.json" if d.is_dir() else d
     try:
-        data = _read_regular(path)
+        # safeio's reader: summary.json itself is never followed as a symlink, a FIFO or device never opened for
+        # reading (the shard directory is the caller's argument: resolved); no size limit of its own (a 25,000-job
+        # shard's summary is about 500 MB)
+        data = read_bytes(Path(os.path.realpath(path.parent)), path.name,
+                          Budget(max_file=sys.maxsize, max_job=sys.maxsize))
         try:
             doc = orjson.loads(data)  # a 10,000-job summary is ~170 MB: several times faster than json
         except orjson.JSONDecodeError:  # what orjson refuses and json takes (e.g. an integer past 64 bits)
             doc = json.loads(data.decode("utf-8"))
-    except FileNotFoundError:
-        raise MergeError(f"{path}: not found (give the --trajaudit-report directory of each shard)") from None
+    except UnusableInput as exc:
+        if exc.reason == "file not found":
+            raise MergeError(f"{path}: not found (give the --trajaudit-report directory of each shard)") from None
+        raise MergeError(f"{path}: unreadable summary.json: {exc.reason}") from None
     except RecursionError:
         raise MergeError(f"{path}: unreadable summary.json: nested too deeply") from None
     except MemoryError:
@@ -60,26 +66,6 @@ def load_shard(d: Path) -> dict[str, Any]:
     _check_shape(path, doc)
     doc["_path"] = str(path)
     return doc
-
-
-def _read_regular(path: Path) -> bytes:
-    """The bytes of the regular file ``path``, its last component never followed as a symlink and opened without
-    blocking (a FIFO or a device planted as summary.json is refused, never read or waited on)."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise OSError("is a symlink (never followed)") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise OSError("not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as fh:
-            return fh.read()
-    finally:
-        os.close(fd)
 
 
 def _check_shape(path: Path, doc: dict[str, Any]) -> None:
