@@ -4,6 +4,8 @@ forgotten by :func:`forget` after the job."""
 
 from __future__ import annotations
 
+import json
+
 from ..model import EDIT, EXECUTE, READ, SEARCH, Event
 from ..scan import linre, needles
 from ..scan.needles import may_match
@@ -155,3 +157,25 @@ def failed_by_output(e: Event) -> bool:
         _FAILED.clear()
     _FAILED[id(output)] = (output, failed)  # holds the string: its id cannot be reused while remembered
     return failed
+
+
+def authored_text(e: Event) -> str:
+    """The call's action text plus the decoded string values of its JSON arguments: a Write's file content sits
+    JSON-escaped in ``args``, where a line with a quote or a backslash would never match its own later output."""
+    text = e.action_text()
+    if e.args[:1] not in ("{", "["):
+        return text
+    try:
+        stack = [json.loads(e.args)]
+    except (ValueError, RecursionError):
+        return text
+    found: list[str] = []
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            found.append(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return text + "\n" + "\n".join(reversed(found))
