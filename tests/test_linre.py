@@ -294,3 +294,69 @@ def test_findall_of_ascii_text_is_the_match_objects_groups(pattern: str, flags: 
                                                                else max(endpos, 0))
 
     check()
+
+
+# --- superset(): a relaxed RE2 test that never says "no match" where Python's re finds one ---------------------
+
+_RELAXED = [  # (pattern, flags, texts Python's re matches)
+    (r"(?<![A-Za-z0-9])sk-[A-Za-z0-9]{8,}", 0, ["key sk-abcd1234", "é sk-abcdefgh"]),  # a lookbehind
+    (r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))AKIA[0-9A-Z]{4}", 0, ["\\nAKIAABCD", "(AKIA1234"]),
+    (r"\bconftest\.py\b", 0, ["cat conftest.py", "é conftest.py"]),
+    # IGNORECASE: Python also takes İ and ı for i, ſ for s, the Kelvin sign for k
+    (r"(?i)\bapi[_-]?key\b\s*[:=]\s*[^\s\"']{4,}", 0,
+     ["apı_KEY = abcd", "APİ-key:\u2003xyzw", "api\u212aey=1234", "API_KEY=ééééé"]),
+    (r"secret", re.IGNORECASE, ["ſecret", "SECRET", "SeCrEt"]),
+    (r"(?i:kelvin)=\w+", 0, ["\u212aELVIN=é", "kelvın=1"]),
+    (r"(?>ab+)c", 0, ["abbbc"]),  # an atomic group
+    (r"a++b", 0, ["aaab"]),  # a possessive repeat
+    (r"(x)y\1", 0, ["xyx"]),  # a backreference
+    (r"end$", 0, ["the end\n", "end"]),
+    (r"foo(?=bar)", 0, ["foobar"]),
+    (r"(?<!x)z{1200}", 0, ["z" * 1200 + "q"]),  # a count past RE2's 1,000
+]
+
+
+@pytest.mark.parametrize(("pattern", "flags", "texts"), _RELAXED)
+def test_superset_finds_a_match_wherever_python_does(pattern: str, flags: int, texts: list[str]) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    py = re.compile(pattern, flags)
+    test = linre.superset(pattern, flags)
+    assert test is not None
+    for text in texts:
+        assert py.search(text) and test(text), text
+    pieces = sorted({t[i:i + n] for t in texts for n in (1, 3, 6) for i in range(0, len(t), n)})
+
+    @settings(max_examples=400, deadline=None, derandomize=True)
+    @given(st.lists(st.sampled_from([*pieces, *texts, " ", "\n", "x", "é", "\ud800"]), max_size=10).map("".join))
+    def check(text: str) -> None:
+        if py.search(text):
+            assert test(text), text
+
+    check()
+    assert not test("nothing to see here")  # (it is a filter: most texts are refused)
+
+
+def test_superset_python_folds_onto_ascii_only_these() -> None:
+    """Every code point that Python's IGNORECASE takes for an ASCII character is ASCII or in ``_FOLDS_TO_ASCII``,
+    and IGNORECASE leaves ``\\d``, ``\\s``, ``\\w`` as they are: what the relaxed classes rely on."""
+    ascii_ci = re.compile(r"(?i)[\x00-\x7f]")
+    pairs = [(re.compile(rf"(?i)\{k}"), re.compile(rf"\{k}")) for k in "dsw"]
+    extra = []
+    for cp in range(0x80, 0x110000):
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        c = chr(cp)
+        if ascii_ci.match(c):
+            extra.append(cp)
+        for ci, cs in pairs:
+            assert (ci.match(c) is None) == (cs.match(c) is None), hex(cp)
+    assert tuple(extra) == linre._FOLDS_TO_ASCII
+
+
+def test_superset_on_what_re2_cannot_read_answers_true() -> None:
+    test = linre.superset(r"(?<!x)secret")
+    assert test is not None
+    assert test("lone \ud800 surrogate") is True  # not UTF-8: not judged
+    assert test("nothing") is False

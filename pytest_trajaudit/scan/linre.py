@@ -100,6 +100,36 @@ def backtracking() -> list[re.Pattern[str]]:
     return list(_BACKTRACKING)
 
 
+def superset(pattern: str, flags: int = 0) -> Callable[[str], bool] | None:
+    """A test that answers False only when ``re.compile(pattern, flags)`` certainly finds nothing in a text,
+    in RE2's linear time: a prefilter for a pattern that must stay Python's (a lookbehind, say) and is mostly asked
+    about texts it does not match (the redaction patterns). It searches the text with
+    ``translate(pattern, flags, relaxed=True)``, which matches wherever the pattern does, in any text: Python's
+    Unicode classes are written out exactly, ``\\b`` is left out, and under IGNORECASE a class takes the characters
+    Python folds onto ASCII ones. A text RE2 cannot read (a lone surrogate) answers True. None: no such test (RE2
+    missing or unable to take the relaxed pattern)."""
+    if _re2 is None or _sre is None:
+        return None
+    try:
+        translated = translate(pattern, flags, relaxed=True)[0]
+        opts = _re2.Options()
+        opts.max_mem = MAX_MEM
+        opts.log_errors = False
+        regexp = _re2.compile(translated, opts)._regexp
+    except (Unsupported, _re2.error, RecursionError, ValueError):
+        return None
+
+    def may_match(text: str) -> bool:
+        tick()
+        try:
+            data = text.encode()
+        except UnicodeEncodeError:  # a lone surrogate: RE2 cannot read the text, so the test does not judge it
+            return True
+        return bool(regexp.Match(_UNANCHORED, data, 0, len(data))[0] != _NULL_SPAN)
+
+    return may_match
+
+
 class Pattern:
     """A compiled pattern with ``re.Pattern``'s interface, matched by RE2."""
 
@@ -472,24 +502,30 @@ def _lit(cp: int) -> str:
     return c if c.isascii() and c.isalnum() else _hex(cp)
 
 
-def translate(pattern: str, flags: int = 0) -> tuple[str, list[int], list[int]]:
+def translate(pattern: str, flags: int = 0, relaxed: bool = False) -> tuple[str, list[int], list[int]]:
     """``pattern`` (``re`` syntax, ``flags``) in RE2 syntax with the same matches (see the module's docstring), the
     RE2 group number of each of Python's groups (index 0: the whole match), and the RE2 groups that mark a ``$``
-    matched before a final newline. Raises :class:`Unsupported` for what RE2 has not."""
+    matched before a final newline. Raises :class:`Unsupported` for what RE2 has not.
+
+    ``relaxed``: a pattern that matches wherever ``pattern`` does, and perhaps elsewhere too (:func:`superset`):
+    every lookaround and ``\\b``/``\\B`` is left out (an assertion removed is a condition removed), an atomic group
+    or a possessive repeat is an ordinary one, a backreference is any text, a count past 1,000 is 1,000 or more,
+    ``$`` is multi-line's, and no group captures."""
     tree = _sre.parse(pattern, flags)
     gflags = tree.state.flags
     if gflags & re.LOCALE:
         raise Unsupported("re.LOCALE")
     names = {gid: name for name, gid in tree.state.groupdict.items()}
-    w = _Writer(names)
+    w = _Writer(names, relaxed)
     body = w.seq(list(tree), gflags)
     gmap = [0] + [w.gmap[g] for g in range(1, tree.state.groups)]
     return ("(?i)" if gflags & re.IGNORECASE else "") + body, gmap, w.markers
 
 
 class _Writer:
-    def __init__(self, names: dict[int, str]) -> None:
+    def __init__(self, names: dict[int, str], relaxed: bool = False) -> None:
         self.names = names
+        self.relaxed = relaxed  # translate(relaxed=True): a superset of the matches
         self.groups = 0  # capturing groups written so far (Python's and the markers)
         self.gmap: dict[int, int] = {}  # Python's group number -> RE2's
         self.markers: list[int] = []  # RE2 groups that hold the final newline a `$` matched before
@@ -498,6 +534,10 @@ class _Writer:
         return "".join(self.item(op, av, fl) for op, av in items)
 
     def item(self, op: Any, av: Any, fl: int) -> str:
+        if self.relaxed:
+            loose = self.loose(op, av, fl)
+            if loose is not None:
+                return loose
         if op is _c.LITERAL:
             return _lit(av)
         if op is _c.NOT_LITERAL:
@@ -517,7 +557,7 @@ class _Writer:
             inner = self.seq(list(sub), inner_fl)
             if (add | delete) & re.IGNORECASE:
                 inner = ("(?i:" if add & re.IGNORECASE else "(?-i:") + inner + ")"
-            if gid is None:
+            if gid is None or self.relaxed:
                 return "(?:" + inner + ")"
             name = self.names.get(gid)
             return (f"(?P<{name}>" if name else "(") + inner + ")"
@@ -538,6 +578,48 @@ class _Writer:
         if op is _c.AT:
             return self.at(av, fl)
         raise Unsupported(str(op))  # GROUPREF, ASSERT(_NOT), GROUPREF_EXISTS, ATOMIC_GROUP, POSSESSIVE_REPEAT
+
+    def loose(self, op: Any, av: Any, fl: int) -> str | None:
+        """What :meth:`item` writes in relaxed mode in place of a construct RE2 has not, or that would narrow the
+        matches (None: the construct as :meth:`item` writes it)."""
+        if op in (_c.ASSERT, _c.ASSERT_NOT):
+            return ""
+        if op is _c.AT and av in (_c.AT_BOUNDARY, _c.AT_NON_BOUNDARY):
+            return ""
+        if op is _c.AT and av is _c.AT_END and not fl & re.MULTILINE:
+            return "(?m:$)"  # before any newline or at the end: also before a final one, as Python's `$`
+        if op is _c.ATOMIC_GROUP:
+            return "(?:" + self.seq(list(av), fl) + ")"
+        if op is _c.GROUPREF:
+            return "(?s:.)*"
+        if fl & re.IGNORECASE and op in (_c.LITERAL, _c.NOT_LITERAL, _c.IN):
+            return self.loose_case(op, av, fl)
+        if op in (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT):
+            lo, hi, sub = av
+            if op is _c.POSSESSIVE_REPEAT or lo > 1000 or (hi != _c.MAXREPEAT and hi > 1000):
+                lo = min(lo, 1000)
+                hi = hi if hi != _c.MAXREPEAT and hi <= 1000 else _c.MAXREPEAT
+                return self.item(_c.MAX_REPEAT, (lo, hi, sub), fl)
+        return None
+
+    def loose_case(self, op: Any, av: Any, fl: int) -> str:
+        """A literal or class under IGNORECASE, relaxed. Python and RE2 fold case differently outside ASCII (Python
+        also takes U+0130 and U+0131 for ``i``): a character Python would take must not be refused. An ASCII
+        literal or class keeps RE2's folding and adds :data:`_FOLDS_TO_ASCII`; a negated one is written without
+        folding, refusing only its own members (Python refuses those and their other cases); anything else is any
+        character."""
+        items = [(_c.LITERAL, av)] if op is _c.LITERAL else [(_c.NEGATE, None), (_c.LITERAL, av)] \
+            if op is _c.NOT_LITERAL else list(av)
+        negated = any(o is _c.NEGATE for o, _ in items)
+        if negated:
+            return "(?-i:" + self.klass(items, fl & ~re.IGNORECASE) + ")"
+        # Python's IGNORECASE \d, \s and \w are the classes themselves (tests/test_linre.py checks every code
+        # point); RE2's folding can only add to them
+        ascii_only = all(o is _c.LITERAL and a < 0x80 or o is _c.RANGE and a[1] < 0x80
+                         or o is _c.CATEGORY and a in _CASELESS for o, a in items)
+        if not ascii_only:
+            return "(?s:.)"
+        return self.klass(items + [(_c.LITERAL, cp) for cp in _FOLDS_TO_ASCII], fl)
 
     def at(self, code: Any, fl: int) -> str:
         if code is _c.AT_BEGINNING:
@@ -583,5 +665,11 @@ class _Writer:
             raise Unsupported(str(code))
         return _ASCII_CLASSES[key] if fl & re.ASCII else _unicode_class(key)
 
+
+# the characters outside ASCII that Python's IGNORECASE takes for an ASCII one (by their simple lower or upper case,
+# or its own extra folds): İ and ı for i, ſ for s, the Kelvin sign for k (tests/test_linre.py checks every code
+# point)
+_FOLDS_TO_ASCII = (0x130, 0x131, 0x17F, 0x212A)
+_CASELESS = (_c.CATEGORY_DIGIT, _c.CATEGORY_SPACE, _c.CATEGORY_WORD) if _sre is not None else ()
 
 Regex = Pattern | re.Pattern[str]  # what compile() returns
