@@ -552,6 +552,19 @@ def _open_w(node: ast.AST, consts: dict[str, str], appends: set[str] | None = No
 # --- reads and messages ---------------------------------------------------------------------------------------
 
 _RUN_PY = linre.compile(r"(?:^|[\s;&|(])(?:\S*/)?python[\d.]*\s+(?:-[A-Za-z]+\s+)*([^\s;&|<>()'\"]+\.py)\b")
+
+
+def pieces_of(e: Event) -> list[Piece]:
+    """What one tool call authors into files, read as :func:`reconstruct` reads it (an editor's writes and
+    replacements, a heredoc or ``tee``, a Python script's literal writes), with nothing known before it."""
+    d = Delivered()
+    if e.kind == EDIT:
+        _edit_call(d, e)
+    elif e.kind == EXECUTE and e.command:
+        _shell_call(d, e, e.command)
+    return d.pieces
+
+
 _FENCE = linre.compile(r"^```[ \t]*(python3?|py)?[ \t]*\n(.*?)^```", re.M | re.S)
 
 

@@ -635,7 +635,7 @@ def _min_indent(text: str) -> int:
 
 
 def _fragment_tries(text: str) -> Iterator[str]:
-    """The texts :func:`_parse_fragment` tries after ``text`` itself, built one at a time (each is a pass over the
+    """The texts :func:`parse_fragment` tries after ``text`` itself, built one at a time (each is a pass over the
     fragment, and most fragments parse as they are). ``text`` is dedented: none of its lines holds only
     spaces/tabs."""
     first, _, rest = text.partition("\n")
@@ -653,7 +653,7 @@ def _fragment_tries(text: str) -> Iterator[str]:
         yield text.rstrip() + "\n" + " " * (len(last) - len(last.lstrip()) + 4) + "pass\n"
 
 
-def _parse_fragment(code: str) -> tuple[ast.Module, str] | None:
+def parse_fragment(code: str) -> tuple[ast.Module, str] | None:
     """Parse a file or an edit's fragment: as is (dedented), else repaired the ways fragments are cut (a first
     line less indented than its body, a clause that continues a block, a header whose body is elsewhere)."""
     text = _dedent(code)
@@ -674,7 +674,7 @@ def analyse(code: str, cases: Cases, test_file: bool = False) -> tuple[list[Code
     parsed (False: the line scan was used)."""
     if len(code) > MAX_SOURCE:  # too large to parse within bounds: every line scanned instead
         return _line_scan(code, cases, test_file), False
-    parsed = _parse_fragment(code)
+    parsed = parse_fragment(code)
     if parsed is None:
         return _line_scan(code, cases, test_file), False
     tree, text = parsed
