@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 import re
-import sys
 from dataclasses import dataclass
 
 from ..model import EDIT, EXECUTE, TOOL, Event, Job
@@ -37,7 +36,7 @@ from ._delivered import pieces_of
 from ._privileged import instruction_text
 from ._pycheck import parse_fragment
 from ._shell import written_paths
-from ._tamper import is_test_path, norm_path, patch_counts
+from ._tamper import dependency, is_test_path, norm_path, patch_counts
 
 # (substring tests on the call's text before anything is decoded or parsed: a replacement needs one of them)
 _WORDS = ("setattr", "patch", "lambda", "Mock", "def ")
@@ -48,18 +47,6 @@ _ATTR_ASSIGN = re.compile(r"\.[A-Za-z_]\w*[ \t]*(?::[^=\n]{0,80})?=(?!=)")
 _DOTTED = re.compile(r"[A-Za-z_][\w.]*")
 _HEAD = 256  # characters a dotted name or a file path is looked for before its end
 _MAX_TEXT = 512 * 1024  # characters of one written text parsed (a larger one is left to the lambda rule)
-# well-known third-party libraries a test stubs (network, clocks, clouds, data): dependencies, never the unit
-_LIBRARIES = frozenset({
-    "requests", "httpx", "urllib3", "aiohttp", "httplib2", "websocket", "websockets", "grpc", "boto3", "botocore",
-    "aiobotocore", "google", "azure", "openai", "anthropic", "litellm", "numpy", "pandas", "scipy", "sklearn",
-    "torch", "tensorflow", "jax", "PIL", "cv2", "matplotlib", "yaml", "toml", "tomli", "ujson", "orjson", "simplejson",
-    "click", "typer", "rich", "tqdm", "redis", "pymongo", "psycopg", "psycopg2", "pymysql", "sqlalchemy", "django",
-    "flask", "fastapi", "starlette", "celery", "kombu", "paramiko", "docker", "kubernetes", "git", "dateutil", "pytz",
-    "arrow", "pendulum", "freezegun", "time_machine", "responses", "respx", "pytest", "_pytest", "pluggy", "mock",
-    "hypothesis", "faker", "dotenv", "jwt", "cryptography", "nacl", "bcrypt", "slack_sdk", "stripe",
-    "twilio", "sentry_sdk", "structlog", "loguru", "psutil", "pexpect", "sh", "fsspec", "s3fs", "gcsfs", "pyarrow",
-})
-_STDLIB = frozenset(sys.stdlib_module_names)
 _TEST_MODULE = re.compile(r"^(?:tests?|testing|conftest|fixtures|helpers?|test_\w*|\w+_tests?)$")
 _IDENT_PATH = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _QUOTED = re.compile(r"'([^']*)'|\"((?:[^\"\\]|\\.)*)\"")
@@ -105,7 +92,7 @@ class Subject:
         parts = owner.split(".")
         end = next((i for i in range(len(parts) - 1, -1, -1) if parts[i][:1].islower() or parts[i][:1] == "_"), 0)
         module = ".".join(parts[:end + 1]) if resolved else parts[0]
-        library = parts[0] in _STDLIB or parts[0] in _LIBRARIES  # (os.path is not the task's path.py)
+        library = dependency(parts[0])  # (os.path is not the task's path.py)
         hit = _match(self._load(), module) if not library or module == parts[0] else ""
         if hit:
             return "subject", f"{module} is the code under test: the instructions name {hit}"
