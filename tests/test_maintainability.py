@@ -38,9 +38,6 @@ CODE_TEXTS_ALLOWED = {
     # the published JSON schemas (pytest_trajaudit/schemas/): their enums and descriptions are a contract; the
     # advisor-leakage audit's output keys its checks by code (the seed's advisor-audit.md format)
     "report/schema.py": "published schema enums and descriptions",
-    # the advisor audit's one core, run by the ADV items (principles/advisor.py) and by `trajaudit audit`, whose
-    # standalone report keys each check by its code
-    "advisor/core.py": "the advisor checks' shared implementation",
 }
 
 
@@ -90,11 +87,11 @@ def test_allowed_code_texts_name_registered_codes() -> None:
 
 
 def test_the_schema_enums_are_the_registry_s() -> None:
-    from pytest_trajaudit.advisor.core import CODES
     from pytest_trajaudit.principles import family_codes
+    from pytest_trajaudit.principles.advisor import CHECKS
     from pytest_trajaudit.report import schema
 
-    assert family_codes("advisor") == CODES
+    assert family_codes("advisor") == tuple(CHECKS)
     assert set(schema.GroupSummary.model_fields["code"].annotation.__args__) == set(group_checks())
     advisor_checks = schema.AdvisorAudit.model_fields["checks"].annotation.__args__[0].__args__
     assert advisor_checks == family_codes("advisor")

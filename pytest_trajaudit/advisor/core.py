@@ -37,7 +37,6 @@ SCHEMA_VERSION = "trajaudit-advisor-1"
 ISSUE_NO_MATERIAL = "no privileged material was loaded from the task directory"
 ISSUE_NO_EVENTS = "the trajectory holds no events to audit"
 LINE_MIN = 40  # a privileged line counts from 40 characters (whitespace collapsed)
-CODES = ("ADV-1", "ADV-2", "ADV-3", "ADV-4", "ADV-5")
 MENTION_RX = compile_mentions(MENTION_PATTERNS)
 
 
@@ -183,78 +182,97 @@ def _judge_gap(name: str, o: dict[str, Any], state: dict[str, Any]) -> tuple[str
     return "WARN", f"inconclusive: the {name} judge did not run"
 
 
-def check(code: str, state: dict[str, Any], coherence: dict[str, Any] | None = None,
-          leakage: dict[str, Any] | None = None) -> tuple[str, str]:
-    """One check's (status, evidence): PASS / FAIL / WARN (inconclusive, or a failed verification) / N/A."""
+def coherence_check(state: dict[str, Any], coherence: dict[str, Any] | None = None,
+                    leakage: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(status, evidence) of the coherence check: the coherence judge's ``coherent``."""
     coh = coherence or _not_run()
+    if coh["status"] != "completed":
+        return _judge_gap("coherence", coh, state)
+    ans = coh["answer"]
+    note = f": {quote(ans['notes'], 300)}" if ans.get("notes") else ""
+    if not ans["coherent"]:
+        return "FAIL", f"the coherence judge ({coh['model']}) says the trajectory does not read like one solver{note}"
+    return "PASS", f"the coherence judge ({coh['model']}) says it reads like one solver working the problem"
+
+
+def direction_check(state: dict[str, Any], coherence: dict[str, Any] | None = None,
+                    leakage: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(status, evidence) of the direction-change check: the coherence judge's unsupported direction changes."""
+    coh = coherence or _not_run()
+    if coh["status"] != "completed":
+        return _judge_gap("coherence", coh, state)
+    changes = coh["answer"]["unsupported_direction_changes"]
+    if changes:
+        shown = "; ".join(quote(c, 200) for c in changes[:5])
+        return "FAIL", f"{len(changes)} unsupported direction change(s) ({coh['model']}): {shown}" + (
+            f" (+{len(changes) - 5})" if len(changes) > 5 else "")
+    return "PASS", f"no unsupported direction change ({coh['model']})"
+
+
+def mention_check(state: dict[str, Any], coherence: dict[str, Any] | None = None,
+                  leakage: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(status, evidence) of the mention check: the mechanical patterns, then the leakage judge's
+    ``mentions_advisor``."""
     leak = leakage or _not_run()
     mech = state["mechanical"]
-    if code == "ADV-1":
-        if coh["status"] != "completed":
-            return _judge_gap("coherence", coh, state)
-        ans = coh["answer"]
-        note = f": {quote(ans['notes'], 300)}" if ans.get("notes") else ""
-        if not ans["coherent"]:
-            return "FAIL", f"the coherence judge ({coh['model']}) says the trajectory does not read like one solver{note}"
-        return "PASS", f"the coherence judge ({coh['model']}) says it reads like one solver working the problem"
-    if code == "ADV-2":
-        if coh["status"] != "completed":
-            return _judge_gap("coherence", coh, state)
-        changes = coh["answer"]["unsupported_direction_changes"]
-        if changes:
-            shown = "; ".join(quote(c, 200) for c in changes[:5])
-            return "FAIL", f"{len(changes)} unsupported direction change(s) ({coh['model']}): {shown}" + (
-                f" (+{len(changes) - 5})" if len(changes) > 5 else "")
-        return "PASS", f"no unsupported direction change ({coh['model']})"
-    if code == "ADV-3":
-        ms = mech["advisor_mentions"]
-        if ms:
-            shown = "; ".join(f"{m['pattern']}: {m['quote']!r}" for m in ms[:3])
-            return "FAIL", f"{mech['n_advisor_mentions']} mention(s) of an advisor or privileged artifact: {shown}" + (
-                f" (+{len(ms) - 3})" if len(ms) > 3 else "")
-        if leak["status"] == "completed" and leak["answer"]["mentions_advisor"]:
-            items = "; ".join(quote(x, 160) for x in leak["answer"]["leaked_items"][:3])
-            return "FAIL", f"the leakage judge ({leak['model']}) found a mention of an advisor or privileged " \
-                           f"artifact" + (f": {items}" if items else "")
-        gaps = scan_gaps(state)
-        if gaps:
-            return "WARN", "inconclusive: no mention found, but " + "; ".join(gaps)
-        if leak["status"] == "completed":
-            return "PASS", f"no mention of an advisor (patterns and the leakage judge, {leak['model']})"
-        if state["no_judge"]:
-            return "PASS", "no mention of an advisor (mechanical patterns only: no judge)"
-        return _judge_gap("leakage", leak, state)
-    if code == "ADV-4":
-        lines = mech["verbatim_privileged_lines"]
-        if lines:
-            shown = "; ".join(f"{src}: {q!r}" for q, src in
-                              zip(lines[:3], mech["verbatim_privileged_sources"][:3], strict=False))
-            return "FAIL", f"{len(lines)} privileged line(s) verbatim in the trajectory: {shown}" + (
-                f" (+{len(lines) - 3})" if len(lines) > 3 else "")
-        if leak["status"] == "completed":
-            ans = leak["answer"]
-            if ans["suspicious_privileged_overlap"] or (ans["leaked_items"] and not ans["mentions_advisor"]):
-                items = "; ".join(quote(x, 160) for x in ans["leaked_items"][:3])
-                why = "suspicious overlap with" if ans["suspicious_privileged_overlap"] else \
-                    "leaked items (neither flag set) from"
-                return "FAIL", f"the leakage judge ({leak['model']}) found {why} the privileged material" + (
-                    f": {items}" if items else "")
-        gaps = scan_gaps(state)
-        if gaps:
-            return "WARN", "inconclusive: no privileged line found verbatim, but " + "; ".join(gaps)
-        if not state["material_loaded"]:
-            return "WARN", f"inconclusive: {ISSUE_NO_MATERIAL} (roots {', '.join(state['privileged_roots']) or 'none'}" \
-                           f", {state['layout_source']} layout)"
-        if leak["status"] == "completed":
-            return "PASS", f"no privileged line verbatim ({state['privileged_lines']} lines of ≥ {LINE_MIN} " \
-                           f"characters) and no overlap found by the leakage judge ({leak['model']})"
-        if state["no_judge"]:
-            return "PASS", f"no privileged line verbatim ({state['privileged_lines']} lines of ≥ {LINE_MIN} " \
-                           "characters; mechanical only: no judge)"
-        return _judge_gap("leakage", leak, state)
-    if code == "ADV-5":
-        return verification(state["reward"], state["reward_source"])
-    raise ValueError(f"unknown advisor check {code}")
+    ms = mech["advisor_mentions"]
+    if ms:
+        shown = "; ".join(f"{m['pattern']}: {m['quote']!r}" for m in ms[:3])
+        return "FAIL", f"{mech['n_advisor_mentions']} mention(s) of an advisor or privileged artifact: {shown}" + (
+            f" (+{len(ms) - 3})" if len(ms) > 3 else "")
+    if leak["status"] == "completed" and leak["answer"]["mentions_advisor"]:
+        items = "; ".join(quote(x, 160) for x in leak["answer"]["leaked_items"][:3])
+        return "FAIL", f"the leakage judge ({leak['model']}) found a mention of an advisor or privileged " \
+                       f"artifact" + (f": {items}" if items else "")
+    gaps = scan_gaps(state)
+    if gaps:
+        return "WARN", "inconclusive: no mention found, but " + "; ".join(gaps)
+    if leak["status"] == "completed":
+        return "PASS", f"no mention of an advisor (patterns and the leakage judge, {leak['model']})"
+    if state["no_judge"]:
+        return "PASS", "no mention of an advisor (mechanical patterns only: no judge)"
+    return _judge_gap("leakage", leak, state)
+
+
+def overlap_check(state: dict[str, Any], coherence: dict[str, Any] | None = None,
+                  leakage: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(status, evidence) of the privileged-overlap check: verbatim privileged lines, then the leakage judge's
+    near-verbatim view."""
+    leak = leakage or _not_run()
+    mech = state["mechanical"]
+    lines = mech["verbatim_privileged_lines"]
+    if lines:
+        shown = "; ".join(f"{src}: {q!r}" for q, src in
+                          zip(lines[:3], mech["verbatim_privileged_sources"][:3], strict=False))
+        return "FAIL", f"{len(lines)} privileged line(s) verbatim in the trajectory: {shown}" + (
+            f" (+{len(lines) - 3})" if len(lines) > 3 else "")
+    if leak["status"] == "completed":
+        ans = leak["answer"]
+        if ans["suspicious_privileged_overlap"] or (ans["leaked_items"] and not ans["mentions_advisor"]):
+            items = "; ".join(quote(x, 160) for x in ans["leaked_items"][:3])
+            why = "suspicious overlap with" if ans["suspicious_privileged_overlap"] else \
+                "leaked items (neither flag set) from"
+            return "FAIL", f"the leakage judge ({leak['model']}) found {why} the privileged material" + (
+                f": {items}" if items else "")
+    gaps = scan_gaps(state)
+    if gaps:
+        return "WARN", "inconclusive: no privileged line found verbatim, but " + "; ".join(gaps)
+    if not state["material_loaded"]:
+        return "WARN", f"inconclusive: {ISSUE_NO_MATERIAL} (roots {', '.join(state['privileged_roots']) or 'none'}" \
+                       f", {state['layout_source']} layout)"
+    if leak["status"] == "completed":
+        return "PASS", f"no privileged line verbatim ({state['privileged_lines']} lines of ≥ {LINE_MIN} " \
+                       f"characters) and no overlap found by the leakage judge ({leak['model']})"
+    if state["no_judge"]:
+        return "PASS", f"no privileged line verbatim ({state['privileged_lines']} lines of ≥ {LINE_MIN} " \
+                       "characters; mechanical only: no judge)"
+    return _judge_gap("leakage", leak, state)
+
+
+def verification_check(state: dict[str, Any], coherence: dict[str, Any] | None = None,
+                       leakage: dict[str, Any] | None = None) -> tuple[str, str]:
+    """(status, evidence) of the verification check: :func:`verification` of the state's reward."""
+    return verification(state["reward"], state["reward_source"])
 
 
 def verification(reward: float | None, source: str | None) -> tuple[str, str]:
@@ -269,7 +287,10 @@ def verification(reward: float | None, source: str | None) -> tuple[str, str]:
 
 def assemble(state: dict[str, Any], coherence: dict[str, Any] | None = None,
              leakage: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The advisor audit: the state, both judges' outcomes, the verdict with its reasons, and every check."""
+    """The advisor audit: the state, both judges' outcomes, the verdict with its reasons, and every check, keyed by
+    its code as the registry declares it (``principles/advisor.py``'s :data:`CHECKS`)."""
+    from ..principles.advisor import CHECKS
+
     coh = coherence or _not_run()
     leak = leakage or _not_run()
     verdict, reasons = verdict_of(state, coh, leak)
@@ -277,24 +298,27 @@ def assemble(state: dict[str, Any], coherence: dict[str, Any] | None = None,
     out["verdict"] = verdict
     out["verdict_reasons"] = reasons
     out["judges"] = {"coherence": coh, "leakage": leak}
-    out["checks"] = {c: dict(zip(("status", "evidence"), check(c, state, coh, leak), strict=True)) for c in CODES}
+    out["checks"] = {code: dict(zip(("status", "evidence"), decide(state, coh, leak), strict=True))
+                     for code, (_, decide) in CHECKS.items()}
     return out
 
 
 def from_records(records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
-    """The advisor audit rebuilt from the ADV items' records (their ``data``): the same :func:`assemble`. A judge
-    whose items were not run is ``not_run``, so a partial selection never passes."""
-    recs = {c: r for c, r in records.items() if c in CODES and isinstance((r.get("data") or {}).get("advisor"), dict)}
+    """The advisor audit rebuilt from the advisor items' records (their ``data``): the same :func:`assemble`. A
+    judge whose items were not run is ``not_run``, so a partial selection never passes."""
+    from ..principles.advisor import CHECKS
+
+    recs = {c: r for c, r in records.items() if c in CHECKS and isinstance((r.get("data") or {}).get("advisor"), dict)}
     if not recs:
         return None
     state = next(iter(recs.values()))["data"]["advisor"]
     outs: dict[str, dict[str, Any] | None] = {"coherence": None, "leakage": None}
-    for codes, name in ((("ADV-1", "ADV-2"), "coherence"), (("ADV-3", "ADV-4"), "leakage")):
-        for c in codes:
-            o = (recs.get(c) or {}).get("data", {}).get("judge")
-            if isinstance(o, dict) and o.get("status") in ("completed", "failed", "not_configured"):
-                outs[name] = o
-                break
+    for code, (judge, _) in CHECKS.items():  # each judge's outcome from the first of its checks that carries one
+        if judge is None or outs[judge] is not None:
+            continue
+        o = (recs.get(code) or {}).get("data", {}).get("judge")
+        if isinstance(o, dict) and o.get("status") in ("completed", "failed", "not_configured"):
+            outs[judge] = o
     return assemble(state, outs["coherence"], outs["leakage"])
 
 

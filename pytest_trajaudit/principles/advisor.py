@@ -14,13 +14,24 @@ pass_mechanical_only, inconclusive, fail).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 import orjson
 
 from ..advisor import judging
-from ..advisor.core import Prepared, check, judge_requests, prepare, task_side
+from ..advisor.core import (
+    Prepared,
+    coherence_check,
+    direction_check,
+    judge_requests,
+    mention_check,
+    overlap_check,
+    prepare,
+    task_side,
+    verification_check,
+)
 from ..advisor.layout import resolve_layout
 from ..judges import Answer
 from ..model import Finding, Job, Trajectory
@@ -28,7 +39,24 @@ from ..safeio import Budget, decode_text, read_bytes
 from ..settings import Settings
 from . import Pending, principle
 
-_JUDGE_OF = {"ADV-1": "coherence", "ADV-2": "coherence", "ADV-3": "leakage", "ADV-4": "leakage"}
+Decide = Callable[[dict[str, Any], "dict[str, Any] | None", "dict[str, Any] | None"], tuple[str, str]]
+
+# each check of the advisor audit, by its code: the judge it asks (None: none) and the core function that decides
+# it from the job's advisor state and that judge's outcome. advisor/core.py's assemble keys its checks by these codes
+# (the standalone `trajaudit audit` report and the pytest items alike).
+CHECKS: dict[str, tuple[str | None, Decide]] = {
+    "ADV-1": ("coherence", coherence_check),
+    "ADV-2": ("coherence", direction_check),
+    "ADV-3": ("leakage", mention_check),
+    "ADV-4": ("leakage", overlap_check),
+    "ADV-5": (None, verification_check),
+}
+
+
+def check(code: str, state: dict[str, Any], coherence: dict[str, Any] | None = None,
+          leakage: dict[str, Any] | None = None) -> tuple[str, str]:
+    """One check's (status, evidence): PASS / FAIL / WARN (inconclusive, or a failed verification) / N/A."""
+    return CHECKS[code][1](state, coherence, leakage)
 
 
 def _render(traj: Trajectory) -> str:
@@ -76,7 +104,7 @@ def prepared(job: Job, cfg: Settings) -> Prepared:
 
 
 def _finding(code: str, state: dict[str, Any], outcome: dict[str, Any] | None) -> Finding:
-    judge = _JUDGE_OF.get(code)
+    judge = CHECKS[code][0]
     coh = outcome if judge == "coherence" else None
     leak = outcome if judge == "leakage" else None
     status, evidence = check(code, state, coh, leak)
@@ -86,7 +114,8 @@ def _finding(code: str, state: dict[str, Any], outcome: dict[str, Any] | None) -
 def _judged(code: str, job: Job, cfg: Settings) -> Finding | Pending:
     prep = prepared(job, cfg)
     state = prep.state
-    kind = _JUDGE_OF[code]
+    kind = CHECKS[code][0]
+    assert kind is not None
     if cfg.judge is None or not cfg.judge.models:
         return _finding(code, state, None)
     model = cfg.judge.models[0]

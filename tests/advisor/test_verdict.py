@@ -6,9 +6,10 @@ from __future__ import annotations
 import pytest
 
 from pytest_trajaudit.advisor import judging
-from pytest_trajaudit.advisor.core import ISSUE_NO_MATERIAL, assemble, check, from_records
+from pytest_trajaudit.advisor.core import ISSUE_NO_MATERIAL, assemble, from_records
 from pytest_trajaudit.aggregate.verdicts import advisor_verdict
 from pytest_trajaudit.judges import Answer
+from pytest_trajaudit.principles.advisor import check
 
 COHERENT = {"coherent": True, "unsupported_direction_changes": []}
 CLEAN_LEAK = {"mentions_advisor": False, "suspicious_privileged_overlap": False, "leaked_items": []}
