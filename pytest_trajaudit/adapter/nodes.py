@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +277,12 @@ class PrincipleItem(pytest.Item):
         self.principle = principle
         self.record: dict[str, Any] | None = None
         self.warn_msg: str | None = None
+        # every attribute the item's run sets is given here, in the same order on every item, and later only
+        # reassigned (never added or deleted): the items' __dict__s then share one key table (CPython's split
+        # dicts, about 150 bytes each) instead of each holding its own (about 460), for the whole session
+        self.na_msg: str | None = None
+        self.report_keywords: Mapping[str, Any] | None = None  # adapter/outcomes.py: shared by the item's reports
+        self._location: tuple[str, int | None, str] | None = None
 
     @property
     def job(self) -> JobNode:
@@ -364,19 +371,22 @@ class PrincipleItem(pytest.Item):
         ``-v`` line would otherwise rewrite the dots of such a suffix (``output.jsonl`` → ``output::jsonl``)."""
         return f"{self.job.nodeid} {self.principle.code}"
 
-    @functools.cached_property
+    @property
     def location(self) -> tuple[str, int | None, str]:
-        """What ``Item.location`` makes of :meth:`reportinfo`, with the path made printable and relative once per
-        job rather than once per item (the absolute-path step is a measurable share of an item's cost; every
-        item of a job has the job's path)."""
-        job = self.job
-        rel = job.__dict__.get("_trajaudit_relpath")
-        if rel is None:
-            from ._compat import node_relpath
+        """What ``Item.location`` makes of :meth:`reportinfo`, computed once per item (its reports share the tuple),
+        with the path made printable and relative once per job rather than once per item (the absolute-path step
+        is a measurable share of an item's cost; every item of a job has the job's path)."""
+        loc = self._location
+        if loc is None:
+            job = self.job
+            rel = job.__dict__.get("_trajaudit_relpath")
+            if rel is None:
+                from ._compat import node_relpath
 
-            rel = node_relpath(self.session, printable(str(self.path)))
-            job.__dict__["_trajaudit_relpath"] = rel
-        return (rel, 0, self.domain)
+                rel = node_relpath(self.session, printable(str(self.path)))
+                job.__dict__["_trajaudit_relpath"] = rel
+            loc = self._location = (rel, 0, self.domain)
+        return loc
 
     @property
     def ihook(self):
@@ -397,7 +407,7 @@ def shed_empty(items: list[pytest.Item]) -> None:
     matches. Every item lives until the session ends; an empty set is about 200 bytes of it."""
     for item in items:
         if isinstance(item, PrincipleItem) and not item.__dict__.get("_extra_keyword_matches", True):
-            del item.__dict__["_extra_keyword_matches"]
+            item.__dict__["_extra_keyword_matches"] = None  # (reassigned, not deleted: the key table stays shared)
 
 
 class GroupError(Exception):
@@ -431,6 +441,8 @@ class GroupItem(pytest.Item):
         self.record: dict[str, Any] | None = None
         self.warn_msg: str | None = None
         self.recomputed = 0
+        self.na_msg: str | None = None
+        self.report_keywords: Mapping[str, Any] | None = None  # adapter/outcomes.py: shared by the item's reports
 
     @property
     def group(self) -> TaskGroupNode:

@@ -17,7 +17,9 @@ def adjust(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.TestRepor
     on the report (``rep.trajaudit``) to the roll-up, also across xdist."""
     if isinstance(item, PrincipleItem | GroupItem):
         share_keywords(item, rep)
-    na = item.__dict__.pop("na_msg", None) if call.when == "call" else None  # read once: the report keeps its text
+    na = None
+    if call.when == "call" and isinstance(item, PrincipleItem | GroupItem):
+        na, item.na_msg = item.na_msg, None  # read once: the report keeps its text
     if na is not None and rep.passed:
         # N/A: a skip without raising (no traceback to build): the same report pytest.skip(...,
         # _use_item_location=True) gives, i.e. (path, line, "Skipped: <reason>")
@@ -43,21 +45,19 @@ def adjust(item: pytest.Item, call: pytest.CallInfo[None], rep: pytest.TestRepor
             rep.longrepr = (os.fspath(path), (line or 0) + 1, f"Skipped: {printable(skip_reason(item.record['waiver']))}")
 
 
-_KEYWORDS = "_trajaudit_report_keywords"
-
-
-def share_keywords(item: pytest.Item, rep: pytest.TestReport) -> None:
+def share_keywords(item: PrincipleItem | GroupItem, rep: pytest.TestReport) -> None:
     """The three reports of an item (setup, call, teardown) share one ``keywords`` dict: pytest copies the item's
     keywords into each (``dict.fromkeys(item.keywords, 1)``) and keeps every report until the session ends, so two
     of those copies per item are memory and nothing else. A phase whose keywords differ from the setup report's
-    (a plugin added a marker meanwhile) keeps its own; the shared dict is forgotten by the item at teardown."""
-    kw = item.__dict__.pop(_KEYWORDS, None)
+    (a plugin added a marker meanwhile) keeps its own; the item forgets the shared dict at teardown."""
+    kw = item.report_keywords
+    item.report_keywords = None
     if kw is not None and (rep.keywords is kw or list(rep.keywords.items()) == list(kw.items())):
         rep.keywords = kw
     else:
         kw = rep.keywords
     if rep.when != "teardown":
-        item.__dict__[_KEYWORDS] = kw
+        item.report_keywords = kw
 
 
 def _decide_waiver(item: PrincipleItem) -> None:
