@@ -25,9 +25,10 @@ from ._bashast import READ as TOUCH_READ
 from ._hijack import entry_point, hijack, reward_write
 from ._privileged import analyse, instruction_text
 from ._shell import ACT, TEXT, authored_text, failed_by_output, found, written_paths
+from ._subject import Subject
 from ._tamper import forbids_test_changes, is_test_path, norm_path, replacements, tamper
 from ._task import git_probes, matcher, mount_re, mounts
-from ._testpatch import Subject, replaced_from_tests
+from ._testpatch import replaced_from_tests
 from ._touches import touches_of
 from ._upstream import findings as upstream_findings
 
