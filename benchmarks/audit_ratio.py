@@ -69,7 +69,7 @@ def loading_time(refs: list, cfg: object) -> float:
     return time.process_time() - t0
 
 
-def parts(plan: list, cfg: object, repeat: int, t_orj: float) -> None:
+def parts(plan: list, cfg: object, repeat: int, t_orj: float, base: str = "orjson.loads") -> None:
     """CPU seconds of each part of the audit (best of ``repeat``): loading, each principle on the loaded job in the
     audit's order (a principle reuses what an earlier one left in the job's cache, as in the audit), and the
     verifier-gaming principle's steps on a fresh load."""
@@ -118,7 +118,7 @@ def parts(plan: list, cfg: object, repeat: int, t_orj: float) -> None:
             steps[k] = min(steps.get(k, v), v)
     load = best.pop("loading", 0.0)
     ranked = sorted(best.items(), key=lambda kv: -kv[1])
-    print(f"\n--- parts (CPU s, best of {max(1, repeat)}; x = multiple of orjson.loads {t_orj:.3f} s)")
+    print(f"\n--- parts (CPU s, best of {max(1, repeat)}; x = multiple of {base} {t_orj:.3f} s)")
     print(f"  {'loading':28} {load:7.3f}  {load / t_orj:5.2f}x")
     for code, t in ranked[:4]:
         print(f"  {code:28} {t:7.3f}  {t / t_orj:5.2f}x")
@@ -187,7 +187,7 @@ def main() -> None:
         print(f"{tree}: {len(refs)} jobs (load {' '.join(load)})")
         print(f"audit {t_audit:.3f} s CPU, loading the jobs {t_orj:.3f} s: audit / loading = {t_audit / t_orj:.2f}x")
         if a.parts:
-            parts(plan, cfg, a.repeat, t_orj)
+            parts(plan, cfg, a.repeat, t_orj, "loading the jobs")
         return
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(f"{tree}: {len(refs)} jobs, {mib:.1f} MiB, {len(no_adv)} principles + the advisor family's "
