@@ -95,12 +95,6 @@ _KEYVAL = re.compile(
 )
 
 
-def _may_hold_secret(text: str) -> bool:
-    """False when no pattern above can match: their required literals (``needles.py``) are all absent, so the
-    common case costs a few C substring scans instead of four regex passes."""
-    return any(may_match(rx, text) for rx in _PATTERNS)
-
-
 def _runs(rx: re.Pattern[str], text: str) -> bool:
     """False when ``rx`` certainly finds nothing in ``text``: none of its required literals is there, or RE2 finds
     no match of its relaxed form (:func:`linre.superset`: the pattern without its lookbehinds and ``\\b``, which
@@ -160,12 +154,12 @@ def redact(text: str) -> str:
         done = _CACHE.get(text)
         if done is not None:
             return done
-    out = _redact_all(text) if _may_hold_secret(text) else text
+    out = _redact_all(text)
     if not text.isascii() and _INVISIBLE.search(text):
         # zero-width and soft-hyphen characters inside a key break its shape without changing what a reader sees:
         # when dropping them reveals a secret, the text is shown without them (and redacted)
         joined = _INVISIBLE.sub("", text)
-        red = _redact_all(joined) if _may_hold_secret(joined) else joined
+        red = _redact_all(joined)
         if red != joined:
             out = red
     if "<REDACTED>" in out and _WRAPPED.search(out):  # a key wrapped onto the next line: its continuation too
