@@ -78,7 +78,7 @@ class SkillQuoteFields(TypedDict):
 
 class GroupRecord(TypedDict):
     """A task group's compact record of one member job (``aggregate/groups.py``'s ``compact``): published by the
-    job's audit into memory or, under xdist, into a JSON file per job; read by the group items (pass^k, SB-2)."""
+    job's audit into memory or, under xdist, as a JSON line of its worker's log; read by the group items (pass^k, SB-2)."""
 
     job: str
     task: str

@@ -11,7 +11,15 @@ import jsonschema
 import pytest
 
 from pytest_trajaudit.aggregate.completeness import EXIT_INCOMPLETE
-from pytest_trajaudit.aggregate.groups import compact, complete, evaluate_passk, evaluate_sb2, group_key, plan
+from pytest_trajaudit.aggregate.groups import (
+    DirStore,
+    compact,
+    complete,
+    evaluate_passk,
+    evaluate_sb2,
+    group_key,
+    plan,
+)
 from pytest_trajaudit.discover.jobs import JobRef, find_jobs
 from pytest_trajaudit.principles import registry
 from pytest_trajaudit.report.schema import SCHEMA_DIR
@@ -167,6 +175,48 @@ def test_compact_verdict_reads_integrity_principles_only() -> None:
     assert r["verdict"] == "CLEAN" and r["computed"] == ["P1", "P11", "P16", "P2", "SB-1"] and complete(r)
     audit.results["P1"] = res("FAIL")
     assert compact("j", audit, reg)["verdict"] == "INVALID"
+
+
+def test_dir_store_shares_records_between_processes_through_their_logs(tmp_path: Path) -> None:
+    """Under xdist each worker appends its records to a log of its own; another worker reads them from where it
+    last stopped, a complete record outranks an incomplete one, and each record is one line."""
+    a, b = DirStore(tmp_path, "a"), DirStore(tmp_path, "b")
+    assert b.get("j1") is None
+    partial = {**rec("j1", 1.0), "computed": ["P1"]}
+    a.put(partial)
+    assert b.get("j1") == partial  # the best there is; a group item recomputes an incomplete record
+    a.put(rec("j1", 0.0))
+    a.put(partial)  # less complete than what a published: not written again
+    assert b.get("j1") == rec("j1", 0.0)
+    b.put(rec("j2", 1.0))
+    assert a.get("j2") == rec("j2", 1.0) and a.get("j1") == rec("j1", 0.0)
+    log = tmp_path / "a.jsonl"
+    assert len(log.read_bytes().splitlines()) == 2 and (log.stat().st_mode & 0o777) == 0o600
+
+
+def test_dir_store_takes_a_line_only_once_it_is_whole_and_skips_what_is_not_a_record(tmp_path: Path) -> None:
+    b = DirStore(tmp_path, "b")
+    line = json.dumps(rec("j1", 1.0)).encode()
+    log = tmp_path / "a.jsonl"
+    log.write_bytes(b"not json\n[1, 2]\n" + json.dumps({"job": 7}).encode() + b"\n" + line[:20])
+    assert b.get("j1") is None  # a record whose write is under way is not taken in part
+    with log.open("ab") as f:
+        f.write(line[20:] + b"\n")
+    assert b.get("j1") == rec("j1", 1.0)
+
+
+def test_dir_store_never_follows_a_planted_symlink(tmp_path: Path) -> None:
+    """A log name that is a symlink (planted in the shared directory) is neither read nor written through."""
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(json.dumps(rec("j1", 1.0)) + "\n")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "b.jsonl").symlink_to(outside)
+    (shared / "a.jsonl").symlink_to(outside)
+    a = DirStore(shared, "a")
+    a.put(rec("j2", 1.0))  # its own log is a link: the record stays in memory, the target is not appended to
+    assert outside.read_text().count("\n") == 1 and a.get("j2") == rec("j2", 1.0)
+    assert DirStore(shared, "c").get("j1") is None
 
 
 # --- the plugin ----------------------------------------------------------------------------------------------

@@ -14,7 +14,6 @@ correctness never depends on scheduling. Pure: no pytest.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 from collections.abc import Callable, Iterable
@@ -122,23 +121,34 @@ class MemoryStore:
 
 
 class DirStore(MemoryStore):
-    """Records shared by xdist workers: one JSON file per job in a private directory (mode 0700) created by the
-    controller. Writes are atomic (rename); a reader sees a whole record or none."""
+    """Records shared by xdist workers, in a private directory the controller creates (mode 0700): each process
+    appends the records it publishes, one JSON line each, to a log of its own (``<pid>.jsonl``: one ``write`` per
+    record, where a file per record cost a create and a rename), and reads the other processes' logs from where it
+    last stopped. A line counts once its newline is there, so a reader never takes a record whose write is under
+    way; a line that is not one of this store's records is skipped (the group item then recomputes the job)."""
 
-    def __init__(self, path: str | Path) -> None:
+    SUFFIX = ".jsonl"
+    MAX_READ = 8 << 20  # bytes read from one log per call: a refresh goes through a long log in steps
+
+    def __init__(self, path: str | Path, name: str | None = None) -> None:
         super().__init__()
         self.path = Path(path)
-
-    def _file(self, job_id: str) -> Path:
-        return self.path / (hashlib.sha256(job_id.encode()).hexdigest()[:32] + ".json")
+        self.own = f"{name or os.getpid()}{self.SUFFIX}"
+        self._fd: int | None = None  # this process's log, opened on the first record
+        self._read: dict[str, int] = {}  # another process's log → the bytes of it already taken
 
     def put(self, rec: GroupRecord) -> None:
         super().put(rec)
-        rec = self._d[rec["job"]]
-        tmp = self._file(rec["job"]).with_suffix(f".{os.getpid()}.tmp")
+        if self._d.get(rec["job"]) is not rec:
+            return  # a less complete record than the one published: nothing new to say
+        data = (json.dumps(rec) + "\n").encode("utf-8", "surrogatepass")
         try:
-            tmp.write_text(json.dumps(rec), encoding="utf-8")
-            os.replace(tmp, self._file(rec["job"]))
+            if self._fd is None:
+                self._fd = os.open(self.path / self.own,
+                                   os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(self._fd, view):]
         except OSError:
             pass  # the group item recomputes what it cannot read
 
@@ -146,12 +156,45 @@ class DirStore(MemoryStore):
         rec = super().get(job_id)
         if self.complete(rec):
             return rec
+        self._refresh()
+        return super().get(job_id)
+
+    def _refresh(self) -> None:
+        """Take the lines the other processes' logs gained since the last call."""
         try:
-            disk = json.loads(self._file(job_id).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return rec
-        # a file this store wrote (json.dumps of a GroupRecord) under this job's name
-        return cast(GroupRecord, disk) if isinstance(disk, dict) and disk.get("job") == job_id else rec
+            names = [n for n in os.listdir(self.path) if n.endswith(self.SUFFIX) and n != self.own]
+        except OSError:
+            return
+        for name in names:
+            try:
+                fd = os.open(self.path / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                at = self._read.get(name, 0)
+                while True:
+                    chunk = os.pread(fd, self.MAX_READ, at)
+                    end = chunk.rfind(b"\n") + 1
+                    if not end:  # nothing new, or a line still being written (or longer than a read)
+                        break
+                    for line in chunk[:end].splitlines():
+                        self._take(line)
+                    at += end
+                    if len(chunk) < self.MAX_READ:
+                        break
+                self._read[name] = at
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    def _take(self, line: bytes) -> None:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            return
+        if isinstance(rec, dict) and isinstance(rec.get("job"), str):
+            super().put(cast(GroupRecord, rec))
 
 
 @dataclass(slots=True)
