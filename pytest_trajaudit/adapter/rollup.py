@@ -94,10 +94,11 @@ class RollupPlugin:
                 if self.report_dir is not None:
                     self.summary = self.rollup.write(self.report_dir, self.state.keys)
             return
+        verdicts = self.rollup.verdicts()  # every report is in: computed once for the reports and the terminal
         if self.report_dir is not None:
-            self.summary = self.rollup.write(self.report_dir, self.state.keys)
+            self.summary = self.rollup.write(self.report_dir, self.state.keys, verdicts)
         else:
-            self.summary = self.rollup.summary(deferred_detail=True)  # no reader of the detail here
+            self.summary = self.rollup.summary(deferred_detail=True, verdicts=verdicts)  # no reader of the detail
         pv = self.summary["pr_verdict"]
         xml = self.config.stash.get(self.xml_key, None)
         if xml is not None:
@@ -107,7 +108,7 @@ class RollupPlugin:
                 xml.add_global_property(name, value)
         # the terminal's verdict lines, made now from the summary: only the CTRF enrichment reads the summary
         # later, so without it the summary is freed before pytest's JUnit writer builds its whole document
-        self.lines = self.rollup.terminal_lines(self.summary, self.nodes)
+        self.lines = self.rollup.terminal_lines(self.summary, self.nodes, verdicts)
         self.incomplete = pv["verdict"] == "INCOMPLETE"
         if ctrf_path(self.config) is None:
             self.summary = None

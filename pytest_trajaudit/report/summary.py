@@ -105,6 +105,9 @@ def suite_properties(summary: Summary) -> list[tuple[str, str]]:
     return props + properties(summary)
 
 
+Verdicts = dict[str, tuple[str, list[str]]]  # job id → (verdict, reasons): Rollup.verdicts()
+
+
 class Rollup:
     def __init__(self, mode: str = "precise", roles: dict[str, tuple[str, bool]] | None = None) -> None:
         """``roles``: code → (role, na_warns) of every principle of the session (built-in and plugin-contributed);
@@ -172,7 +175,7 @@ class Rollup:
             return roles[code]
         return ("quality" if rec.get("affects", True) else "info"), False
 
-    def verdicts(self, new_only: bool = False) -> dict[str, tuple[str, list[str]]]:
+    def verdicts(self, new_only: bool = False) -> Verdicts:
         """Each job's (verdict, reasons). A waived finding does not count; with ``new_only`` neither does a
         finding the baseline already had (review.py). Neither touches a job's error or missing principles."""
         from .review import discounted
@@ -192,13 +195,15 @@ class Rollup:
                                       missing=j.get("missing"))
         return out
 
-    def summary(self, deferred_detail: bool = False) -> Summary:
+    def summary(self, deferred_detail: bool = False, verdicts: Verdicts | None = None) -> Summary:
         """summary.json as a dict. Each job's ``detail`` is a plain dict, or with ``deferred_detail`` a
         :class:`~.audit.Deferred` made only as the document is serialized (:func:`~.audit.write_json_atomic`,
-        the HTML report): a large audit then never holds a second copy of every record."""
+        the HTML report): a large audit then never holds a second copy of every record. ``verdicts``: what
+        :meth:`verdicts` returns for the roll-up as it is now, when the caller has it (the session's end computes
+        it once for the reports and the terminal lines)."""
         from .review import job_fields, sections
 
-        verdicts = self.verdicts()
+        verdicts = self.verdicts() if verdicts is None else verdicts
         per_principle: dict[str, Counter[str]] = {}
         jobs: list[SummaryJob] = []
         for job_id, (verdict, reasons) in verdicts.items():
@@ -335,9 +340,11 @@ class Rollup:
                                  "causes": list(dict.fromkeys(w for m in counted.values() for w in m.values()))}
         return out
 
-    def write(self, out_dir: Path, keys: dict[str, str]) -> Summary:
-        summary = self.summary(deferred_detail=True)
-        verdicts = self.verdicts()
+    def write(self, out_dir: Path, keys: dict[str, str], verdicts: Verdicts | None = None) -> Summary:
+        """The reports (each job's audit JSON, summary.json, report.md, report.html) under ``out_dir``;
+        ``verdicts`` as for :meth:`summary`."""
+        verdicts = self.verdicts() if verdicts is None else verdicts
+        summary = self.summary(deferred_detail=True, verdicts=verdicts)
         rels = job_paths(list(verdicts))  # distinct ids never share a file (paths.py)
         for job_id, (verdict, reasons) in verdicts.items():
             j = self.jobs[job_id]
@@ -350,15 +357,17 @@ class Rollup:
         write_text_atomic(out_dir / "report.html", render_html(summary), base=out_dir)
         return summary
 
-    def terminal_lines(self, summary: Summary | None = None, names: dict[str, str] | None = None) -> list[str]:
+    def terminal_lines(self, summary: Summary | None = None, names: dict[str, str] | None = None,
+                       verdicts: Verdicts | None = None) -> list[str]:
         """The verdict lines of the terminal summary; ``summary``: what :meth:`summary` (or :meth:`write`) returned
         for the roll-up as it is now, so that a large audit builds it once; ``names``: how a job is named on the
-        terminal (the node id of its items, without the principle), by job id."""
-        verdicts = self.verdicts()
+        terminal (the node id of its items, without the principle), by job id; ``verdicts`` as for
+        :meth:`summary`."""
+        verdicts = self.verdicts() if verdicts is None else verdicts
         counts = verdict_counts({k: v for k, (v, _) in verdicts.items()})
         head = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if counts.get(v))
         lines = [f"{len(verdicts)} job(s): {head or 'none'}"]
-        full = self.summary() if summary is None else summary
+        full = self.summary(verdicts=verdicts) if summary is None else summary
         pv = full["pr_verdict"]
         # a shard's verdict covers its jobs only: it is never printed as the PR's (trajaudit merge makes that one)
         label = "PR verdict" if self.shard is None else f"Shard {self.shard['index']}/{self.shard['count']} verdict"
