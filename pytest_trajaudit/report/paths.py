@@ -74,3 +74,16 @@ def open_dir_nofollow(base: Path, rel: Path) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def remove_nofollow(base: Path, rel: str) -> None:
+    """Remove the file ``base/rel`` (a path this run wrote), its directories opened as :func:`open_dir_nofollow`
+    opens them; a file already gone is fine."""
+    parent, _, name = rel.rpartition("/")
+    fd = open_dir_nofollow(base, Path(parent))
+    try:
+        os.unlink(name, dir_fd=fd)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(fd)
