@@ -464,8 +464,9 @@ def script(d: Delivered, code: str, e: Event) -> None:
         for t in write_targets(code):
             d.unknown(t, e, "script")
         return
+    nodes = list(ast.walk(tree))  # (walked once, read twice: the names bound first, then the writes)
     consts: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             v = _str_of(node.value, consts)
             if v is not None:
@@ -473,7 +474,7 @@ def script(d: Delivered, code: str, e: Event) -> None:
     handles: dict[str, str] = {}  # `with open(p, 'w') as f` → f: p
     written: dict[str, str | None] = {}
     appends: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.withitem) and isinstance(node.optional_vars, ast.Name):
             p = _open_w(node.context_expr, consts, appends)
             if p:
