@@ -90,6 +90,9 @@ def test_a_file_written_early_where_the_end_puts_another_job_is_replaced_and_no_
     assert sorted(k for k in end if k.startswith("jobs/")) == [
         "jobs/runs/A/audit-agent.json", "jobs/runs/a-2/audit-agent.json", "jobs/runs/b/audit-agent.json"]
     assert r._written == {k: v for k, v in r._written.items() if (tmp_path / "early" / k).is_file()}
+    dirs = sorted(d.relative_to(tmp_path / "early").as_posix() for d in (tmp_path / "early").rglob("*") if d.is_dir())
+    assert dirs == sorted(d.relative_to(tmp_path / "end").as_posix() for d in (tmp_path / "end").rglob("*")
+                          if d.is_dir())  # (the early file's folder went with it)
 
 
 def test_each_job_is_written_early_at_most_once(tmp_path: Path) -> None:

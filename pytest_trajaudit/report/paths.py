@@ -78,7 +78,7 @@ def open_dir_nofollow(base: Path, rel: Path) -> int:
 
 def remove_nofollow(base: Path, rel: str) -> None:
     """Remove the file ``base/rel`` (a path this run wrote), its directories opened as :func:`open_dir_nofollow`
-    opens them; a file already gone is fine."""
+    opens them (a file already gone is fine), and its directory when that leaves it empty."""
     parent, _, name = rel.rpartition("/")
     fd = open_dir_nofollow(base, Path(parent))
     try:
@@ -87,3 +87,12 @@ def remove_nofollow(base: Path, rel: str) -> None:
         pass
     finally:
         os.close(fd)
+    above, _, leaf = parent.rpartition("/")
+    if leaf:
+        fd = open_dir_nofollow(base, Path(above))
+        try:
+            os.rmdir(leaf, dir_fd=fd)
+        except OSError:  # not empty (another file of the job's folder), or gone
+            pass
+        finally:
+            os.close(fd)
