@@ -123,7 +123,7 @@ class MemoryStore:
 class DirStore(MemoryStore):
     """Records shared by xdist workers, in a private directory the controller creates (mode 0700): each process
     appends the records it publishes, one JSON line each, to a log of its own (``<pid>.jsonl``: one ``write`` per
-    record, where a file per record cost a create and a rename), and reads the other processes' logs from where it
+    record, where a file per record would cost a create and a rename), and reads the other processes' logs from where it
     last stopped. A line counts once its newline is there, so a reader never takes a record whose write is under
     way; a line that is not one of this store's records is skipped (the group item then recomputes the job)."""
 
