@@ -36,8 +36,8 @@ DETAIL_OMITS = ("job", "code", "meta", "loads")  # a record's fields that its jo
 
 
 def _audit_name(meta: Any) -> str:
-    """The file name :func:`~.audit.build_audit`'s audit of a job with ``meta`` is written under (its redacted
-    ``config``)."""
+    """The file name of the audit JSON of a job with ``meta``: its ``config`` as :func:`~.audit.build_audit` puts it
+    in the audit (redacted), as one file-name component."""
     return f"audit-{safe_component(clean_text(meta.get('config') or 'agent'))}.json"
 
 
@@ -395,9 +395,10 @@ class Rollup:
         """Write a job's audit JSON under ``out_dir/jobs/rel``; its path below ``out_dir``."""
         j = self.jobs[job_id]
         audit = build_audit(job_id, j["meta"], j["records"], verdict, reasons, keys, j["error"], j.get("advisor_error"))
-        path = (Path("jobs") / rel / f"audit-{safe_component(audit['config'])}.json").as_posix()
+        path = (Path("jobs") / rel / _audit_name(j["meta"])).as_posix()
         write_json_atomic(out_dir / path, audit, base=out_dir)
-        self._written[path] = job_id
+        if self.early is not None:  # (only an early file can be stale at the end: nothing to remember otherwise)
+            self._written[path] = job_id
         return path
 
     def terminal_lines(self, summary: Summary | None = None, names: dict[str, str] | None = None,
