@@ -188,14 +188,15 @@ def main() -> None:
         print(f"audit {t_audit:.3f} s CPU, loading the jobs {t_orj:.3f} s: audit / loading = {t_audit / t_orj:.2f}x")
         if a.parts:
             parts(plan, cfg, a.repeat, t_orj, "loading the jobs")
-        return
-    load = Path("/proc/loadavg").read_text().split()[:3]
-    print(f"{tree}: {len(refs)} jobs, {mib:.1f} MiB, {len(no_adv)} principles + the advisor family's "
-          f"{len(everything) - len(no_adv)} for {sum(ps is everything for _, ps in plan)} jobs (load {' '.join(load)})")
-    print(f"audit {t_audit:.3f} s CPU ({mib / t_audit:.1f} MiB/s), orjson.loads {t_orj:.3f} s "
-          f"({mib / t_orj:.1f} MiB/s): audit / orjson.loads = {t_audit / t_orj:.2f}x (target <= 1.5x)")
-    if a.parts:
-        parts(plan, cfg, a.repeat, t_orj)
+    else:
+        load = Path("/proc/loadavg").read_text().split()[:3]
+        print(f"{tree}: {len(refs)} jobs, {mib:.1f} MiB, {len(no_adv)} principles + the advisor family's "
+              f"{len(everything) - len(no_adv)} for {sum(ps is everything for _, ps in plan)} jobs "
+              f"(load {' '.join(load)})")
+        print(f"audit {t_audit:.3f} s CPU ({mib / t_audit:.1f} MiB/s), orjson.loads {t_orj:.3f} s "
+              f"({mib / t_orj:.1f} MiB/s): audit / orjson.loads = {t_audit / t_orj:.2f}x (target <= 1.5x)")
+        if a.parts:
+            parts(plan, cfg, a.repeat, t_orj)
     if a.profile:
         prof = cProfile.Profile()
         prof.runcall(audit)
