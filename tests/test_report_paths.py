@@ -82,6 +82,39 @@ def test_symlink_deeper_in_the_report_tree_is_not_followed(tmp_path: Path) -> No
     assert (tmp_path / "rep" / "jobs" / "runs" / "j" / "a.json").read_text() == "{}"
 
 
+@pytest.mark.parametrize("planted", ["dangling", "to-a-file", "to-a-directory"])
+def test_every_kind_of_symlink_in_the_report_tree_is_replaced_not_followed(tmp_path: Path, planted: str) -> None:
+    """A component is opened with ``O_NOFOLLOW`` before anything else looks at it: a dangling link, a link to a file
+    and a link to a directory are each removed and replaced by a real directory; their targets stay untouched."""
+    target = tmp_path / "target"
+    if planted == "to-a-file":
+        target.write_text("keep")
+    elif planted == "to-a-directory":
+        target.mkdir()
+    (tmp_path / "rep" / "jobs").mkdir(parents=True)
+    (tmp_path / "rep" / "jobs" / "runs").symlink_to(target)
+    write_text_atomic(tmp_path / "rep" / "jobs" / "runs" / "a.json", "{}", base=tmp_path / "rep")
+    runs = tmp_path / "rep" / "jobs" / "runs"
+    assert not runs.is_symlink() and runs.is_dir() and (runs / "a.json").read_text() == "{}"
+    if planted == "to-a-file":
+        assert target.read_text() == "keep"
+    elif planted == "to-a-directory":
+        assert list(target.iterdir()) == []
+    else:
+        assert not target.exists()
+
+
+def test_a_file_where_a_report_folder_belongs_is_an_error_not_overwritten(tmp_path: Path) -> None:
+    (tmp_path / "rep" / "jobs").mkdir(parents=True)
+    (tmp_path / "rep" / "jobs" / "runs").write_text("not a folder")
+    with pytest.raises(NotADirectoryError):
+        write_text_atomic(tmp_path / "rep" / "jobs" / "runs" / "a.json", "{}", base=tmp_path / "rep")
+    assert (tmp_path / "rep" / "jobs" / "runs").read_text() == "not a folder"
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(FileExistsError):  # the report directory itself: a file there is refused by mkdir
+        write_text_atomic(tmp_path / "plain" / "a.json", "{}", base=tmp_path / "plain")
+
+
 def test_job_ids_that_make_the_same_file_name_never_overwrite_each_other(pytester: pytest.Pytester) -> None:
     """``r#2`` and ``r_2`` (and ``r 2``) were all written to ``jobs/runs/r_2/``: the last one won."""
     for name in ("r#2", "r_2", "r 2"):

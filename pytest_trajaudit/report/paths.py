@@ -46,34 +46,52 @@ def job_paths(job_ids: list[str]) -> dict[str, Path]:
     return out
 
 
+_DIR_NOFOLLOW = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
 def open_dir_nofollow(base: Path, rel: Path) -> int:
     """A file descriptor of directory ``base/rel``. ``base`` is opened as given (the user's report directory,
     created 0700 if missing); every component of ``rel`` is created 0700 when missing and opened with
     ``O_NOFOLLOW``: a symlink there (a planted ``jobs`` link) is removed and replaced by a real directory, never
-    followed. The caller closes the descriptor."""
-    base.mkdir(mode=0o700, parents=True, exist_ok=True)
-    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    followed. The caller closes the descriptor. (An existing directory costs one ``open`` per component: a file
+    is written per job, and looking before opening would double the system calls.)"""
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:  # missing (created here), or not a directory (mkdir says so, as it always has)
+        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
     try:
         for part in rel.parts:
-            try:
-                st = os.lstat(part, dir_fd=fd)
-            except FileNotFoundError:
-                st = None
-            if st is not None and stat.S_ISLNK(st.st_mode):
-                os.unlink(part, dir_fd=fd)
-                st = None
-            if st is None:
-                try:
-                    os.mkdir(part, 0o700, dir_fd=fd)
-                except FileExistsError:  # created meanwhile: opened below with O_NOFOLLOW all the same
-                    pass
-            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            nxt = _open_child(fd, part)
             os.close(fd)
             fd = nxt
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def _open_child(fd: int, part: str) -> int:
+    """Open directory ``part`` below ``fd`` without following a symlink: made 0700 when missing; a symlink in its
+    place is removed first (``O_NOFOLLOW`` refuses it: ``ELOOP``); anything else that is not a directory raises."""
+    try:
+        return os.open(part, _DIR_NOFOLLOW, dir_fd=fd)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        try:
+            st = os.lstat(part, dir_fd=fd)
+        except FileNotFoundError:  # removed meanwhile: made below
+            st = None
+        if st is not None:
+            if not stat.S_ISLNK(st.st_mode):
+                raise
+            os.unlink(part, dir_fd=fd)
+    try:
+        os.mkdir(part, 0o700, dir_fd=fd)
+    except FileExistsError:  # created meanwhile: opened below with O_NOFOLLOW all the same
+        pass
+    return os.open(part, _DIR_NOFOLLOW, dir_fd=fd)
 
 
 def remove_nofollow(base: Path, rel: str) -> None:
