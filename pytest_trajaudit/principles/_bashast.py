@@ -60,6 +60,9 @@ _READERS = {"cat", "head", "tail", "less", "more", "nl", "tac", "bat", "batcat",
 # (wc, md5sum, stat, file, ls print a file's size, hash or type, never its content: mentions, not reads)
 _DELETERS = {"rm", "unlink", "shred", "rmdir"}
 _WRITERS = {"touch", "truncate", "chmod", "chown", "chattr", "tee"}
+_WRAPPED = frozenset(_READERS | _DELETERS | _WRITERS | {"cp", "mv"})  # what a wrapper's first argument may run
+# a wrapper's argument that is a whole command line (a word, then another word or a separator)
+_COMMAND_LINE = re.compile(r"^\s*[\w./-]+(?:\s+\S|\s*[;|&])")
 _WRAPPERS = {"sudo", "env", "command", "exec", "time", "nohup", "nice", "timeout", "xargs", "stdbuf", "builtin"}
 _SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 # commands whose arguments are text, never a command line to run (a commit message, an echoed sentence)
@@ -234,9 +237,9 @@ def _classify(name: str, args: list[tuple[str, str]], out: list[Touch], heredoc:
     if depth < MAX_DEPTH and name not in _NOT_WRAPPERS:
         for w, _ob in plain:
             # a wrapper handed a whole command line as one argument (an audit/sandbox wrapper): parse it too
-            if re.match(r"^\s*[\w./-]+(?:\s+\S|\s*[;|&])", w):
+            if _COMMAND_LINE.match(w):
                 out.extend(shell_touches(w, depth + 1, "wrapper argument"))
-        if plain and plain[0][0].rsplit("/", 1)[-1] in _READERS | _DELETERS | _WRITERS | {"cp", "mv"}:
+        if plain and plain[0][0].rsplit("/", 1)[-1] in _WRAPPED:
             # `./wrapper cat answers.txt`: the wrapper runs the rest as a command
             _classify(plain[0][0].rsplit("/", 1)[-1], plain[1:], out, heredoc, "wrapper argument", depth + 1)
             return
