@@ -46,20 +46,12 @@ class RollupPlugin:
         self.failed_findings: list[tuple[str, str, str]] = []  # (job, code, evidence) of each FAILED audit item
         self.nodes: dict[str, str] = {}  # job id → its items' node id prefix, naming the job in verdict lines
         self.xml_key = _compat.junit_xml_key()  # pytest's LogXML is stashed by junitxml's pytest_configure, after this one
-        # each job's audit JSON is written as soon as the next job's report comes from the same process (xdist's
-        # loadscope and a serial run audit one job at a time), not all at the session's end, which the controller of
-        # an -n run spends alone while the workers' cores idle; with judges a job's judge items come last, so not then
-        if report_dir is not None and getattr(state.settings, "judge", None) is None:
-            self.rollup.early = {}
-        self.current: dict[Any, str] = {}  # the process a report came from (xdist's node; None: this one) → its job
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, "trajaudit", None)
         if rec:
             self.rollup.add(rec)
-            if self.rollup.early is not None and "job" in rec:
-                self._job_done_before(getattr(report, "node", None), rec["job"])
             if "job" in rec and rec["job"] not in self.nodes:
                 self.nodes[rec["job"]] = report.nodeid.rsplit("::", 1)[0]
             if report.failed:
@@ -84,19 +76,6 @@ class RollupPlugin:
                 from .ci import junit_system_out
 
                 junit_system_out(xml, report, rec)
-
-    def _job_done_before(self, source: Any, job: str) -> None:
-        """``job``'s report came from ``source``: the job ``source`` reported before it is done (a guess, which
-        :meth:`Rollup.write` checks at the end), so its audit JSON is written now."""
-        prev = self.current.get(source)
-        if prev == job:
-            return
-        self.current[source] = job
-        if prev is not None and self.report_dir is not None:
-            try:
-                self.rollup.write_early(self.report_dir, self.state.keys, prev)
-            except Exception:  # noqa: BLE001 - whatever failed is written (and fails) again at the session's end
-                pass
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

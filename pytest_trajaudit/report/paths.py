@@ -92,25 +92,3 @@ def _open_child(fd: int, part: str) -> int:
     except FileExistsError:  # created meanwhile: opened below with O_NOFOLLOW all the same
         pass
     return os.open(part, _DIR_NOFOLLOW, dir_fd=fd)
-
-
-def remove_nofollow(base: Path, rel: str) -> None:
-    """Remove the file ``base/rel`` (a path this run wrote), its directories opened as :func:`open_dir_nofollow`
-    opens them (a file already gone is fine), and its directory when that leaves it empty."""
-    parent, _, name = rel.rpartition("/")
-    fd = open_dir_nofollow(base, Path(parent))
-    try:
-        os.unlink(name, dir_fd=fd)
-    except FileNotFoundError:
-        pass
-    finally:
-        os.close(fd)
-    above, _, leaf = parent.rpartition("/")
-    if leaf:
-        fd = open_dir_nofollow(base, Path(above))
-        try:
-            os.rmdir(leaf, dir_fd=fd)
-        except OSError:  # not empty (another file of the job's folder), or gone
-            pass
-        finally:
-            os.close(fd)

@@ -29,7 +29,7 @@ from . import tracegrader
 from .audit import Deferred, build_audit, trace_grader_block, write_json_atomic, write_text_atomic
 from .html import render as render_html
 from .markdown import render as render_markdown
-from .paths import job_paths, remove_nofollow, safe_component
+from .paths import job_paths, safe_component
 
 MAX_TERMINAL_JOBS = 30
 DETAIL_OMITS = ("job", "code", "meta", "loads")  # a record's fields that its job entry already holds
@@ -128,11 +128,6 @@ class Rollup:
         self.shard: dict[str, Any] | None = None  # --trajaudit-shard: {"index", "count", "settings"} (shard.py)
         self.waivers: list[dict[str, Any]] | None = None  # --trajaudit-waivers: the file's entries (waivers.py)
         self.baseline: Any = None  # --trajaudit-baseline: a baseline.Baseline
-        # a job's audit JSON written during the run (write_early): job id → (its path below the report directory, the
-        # job's record count then, verdict, reasons); None: every file is written by write() at the end
-        self.early: dict[str, tuple[str, int, str, list[str]]] | None = None
-        self._written: dict[str, str] = {}  # an audit JSON path written so far → the job whose file it holds
-        self._added: Counter[str] = Counter()  # job id → records added (a file written early is stale once it grows)
 
     def add(self, rec: dict[str, Any]) -> None:
         """rec: {"job", "code", "status", "evidence", "data", "events", "tier", "family", "affects", "meta",
@@ -142,7 +137,6 @@ class Rollup:
             self.groups[(rec["group"], rec["code"])] = rec
             return
         j = self.jobs.setdefault(rec["job"], {"meta": {}, "records": {}, "error": None, "loads": 0})
-        self._added[rec["job"]] += 1
         if rec.get("judge") or (rec.get("data") or {}).get("judge_labels"):
             self.judges.add(f"{rec['job']}::{rec['code']}", rec)
         if rec.get("meta"):
@@ -359,47 +353,15 @@ class Rollup:
         verdicts = self.verdicts() if verdicts is None else verdicts
         summary = self.summary(deferred_detail=True, verdicts=verdicts)
         rels = job_paths(list(verdicts))  # distinct ids never share a file (paths.py)
-        final: set[str] = set()
         for job_id, (verdict, reasons) in verdicts.items():
             j = self.jobs[job_id]
-            early = self.early.get(job_id) if self.early is not None else None
-            if early is not None:  # written during the run: again only if anything it was written from changed
-                path = (Path("jobs") / rels[job_id] / _audit_name(j["meta"])).as_posix()
-                if early == (path, self._added[job_id], verdict, reasons) and self._written.get(path) == job_id:
-                    final.add(path)
-                    continue
-            final.add(self._write_audit(out_dir, keys, job_id, rels[job_id], verdict, reasons))
-        for path in [p for p in self._written if p not in final]:  # written early where no job's file is now
-            remove_nofollow(out_dir, path)
-            del self._written[path]
+            audit = build_audit(job_id, j["meta"], j["records"], verdict, reasons, keys, j["error"],
+                                j.get("advisor_error"))
+            write_json_atomic(out_dir / "jobs" / rels[job_id] / _audit_name(j["meta"]), audit, base=out_dir)
         write_json_atomic(out_dir / "summary.json", summary, base=out_dir)
         write_text_atomic(out_dir / "report.md", render_markdown(summary, self.jobs, _today()), base=out_dir)
         write_text_atomic(out_dir / "report.html", render_html(summary), base=out_dir)
         return summary
-
-    def write_early(self, out_dir: Path, keys: dict[str, str], job_id: str) -> None:
-        """Write ``job_id``'s audit JSON during the run, once its items have all reported (the caller's judgement),
-        so that the session's end has less left to do alone; :meth:`write` writes it again only if a record, the
-        verdict, its reasons or the file's path changed since (a late item, a principle that did not run, a job
-        whose path another job's id takes). At most once per job; needs :attr:`early` set."""
-        if self.early is None or job_id in self.early or job_id not in self.jobs:
-            return
-        verdict, reasons = self._verdict_of(job_id)
-        rel = job_paths([job_id])[job_id]
-        self.early[job_id] = ("", self._added[job_id], verdict, reasons)  # (tried: never again, even if it fails)
-        path = self._write_audit(out_dir, keys, job_id, rel, verdict, reasons)
-        self.early[job_id] = (path, self._added[job_id], verdict, reasons)
-
-    def _write_audit(self, out_dir: Path, keys: dict[str, str], job_id: str, rel: Path, verdict: str,
-                     reasons: list[str]) -> str:
-        """Write a job's audit JSON under ``out_dir/jobs/rel``; its path below ``out_dir``."""
-        j = self.jobs[job_id]
-        audit = build_audit(job_id, j["meta"], j["records"], verdict, reasons, keys, j["error"], j.get("advisor_error"))
-        path = (Path("jobs") / rel / _audit_name(j["meta"])).as_posix()
-        write_json_atomic(out_dir / path, audit, base=out_dir)
-        if self.early is not None:  # (only an early file can be stale at the end: nothing to remember otherwise)
-            self._written[path] = job_id
-        return path
 
     def terminal_lines(self, summary: Summary | None = None, names: dict[str, str] | None = None,
                        verdicts: Verdicts | None = None) -> list[str]:
