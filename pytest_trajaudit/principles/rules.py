@@ -64,7 +64,16 @@ class Step:
 def steps_of(job: Job, literal: bool = False) -> list[Step]:
     """Main-thread tool calls, numbered like the original (a traces.json step keeps its own number). A hooklib
     audit log in literal mode: one step per log line, as the original counts them (a PreToolUse and a
-    PostToolUse line of one call are 2 steps), each ok unless its line says ``"ok": false``."""
+    PostToolUse line of one call are 2 steps), each ok unless its line says ``"ok": false``. Made once per job
+    and mode, shared by the five checks (read-only)."""
+    key = ("rules.steps", literal)
+    got = job.cache.get(key)
+    if got is None:
+        got = job.cache[key] = _steps_of(job, literal)
+    return got
+
+
+def _steps_of(job: Job, literal: bool) -> list[Step]:
     traj = job.trajectory
     assert traj is not None
     if literal and (lines := _hook_lines(traj.meta, len(traj.events))) is not None:
@@ -154,21 +163,41 @@ def _names(e: Event) -> set[str]:
 
 
 class Matcher:
-    """Does rule name X match a step? Precise: names in any case plus the rule words; literal: exact."""
+    """Does rule name X match a step? Precise: names in any case plus the rule words; literal: exact. One per
+    job (:func:`matcher`): each event's names and :func:`actions` are worked out once for all the checks."""
 
     def __init__(self, literal: bool) -> None:
         self.literal = literal
-        self._cache: dict[int, tuple[set[str], frozenset[str]]] = {}
+        self._cache: dict[int, tuple[set[str], frozenset[str]]] = {}  # event index → (names, actions)
+        self._folded: dict[str, str] = {}  # a rule name → its case-folded form
+
+    def _of(self, e: Event) -> tuple[set[str], frozenset[str]]:
+        got = self._cache.get(e.index)
+        if got is None:
+            got = self._cache[e.index] = (_names(e), actions(e))
+        return got
+
+    def acts(self, e: Event) -> frozenset[str]:
+        """:func:`actions` of ``e``, remembered."""
+        return self._of(e)[1]
 
     def __call__(self, name: str, step: Step) -> bool:
         if self.literal:
             return step.tool == name
-        e = step.event
-        got = self._cache.get(e.index)
-        if got is None:
-            got = self._cache[e.index] = (_names(e), actions(e))
-        key = name.casefold()
-        return key in got[0] or (key in RULE_WORDS and key in got[1])
+        names, acts = self._of(step.event)
+        key = self._folded.get(name)
+        if key is None:
+            key = self._folded[name] = name.casefold()
+        return key in names or (key in RULE_WORDS and key in acts)
+
+
+def matcher(job: Job, literal: bool) -> Matcher:
+    """The job's :class:`Matcher` for ``literal`` (event indexes are the job's own)."""
+    key = ("rules.matcher", literal)
+    got = job.cache.get(key)
+    if not isinstance(got, Matcher):
+        got = job.cache[key] = Matcher(literal)
+    return got
 
 
 # --- the checks (pure: steps + rules → flags) ---------------------------------------------------------------
@@ -180,7 +209,7 @@ def _flag(check: str, cfg: Settings, step: int | None, tool: str | None, detail:
 
 
 def forbidden_flags(job: Job, steps: list[Step], cfg: Settings) -> list[dict[str, Any]]:
-    match = Matcher(cfg.literal)
+    match = matcher(job, cfg.literal)
     flags = []
     for s in steps:
         for name in cfg.rules.forbidden_tools:
@@ -199,8 +228,8 @@ def forbidden_flags(job: Job, steps: list[Step], cfg: Settings) -> list[dict[str
     return flags
 
 
-def order_flags(steps: list[Step], cfg: Settings) -> list[dict[str, Any]]:
-    match = Matcher(cfg.literal)
+def order_flags(steps: list[Step], cfg: Settings, match: Matcher | None = None) -> list[dict[str, Any]]:
+    match = match if match is not None else Matcher(cfg.literal)
     pairs = cfg.rules.must_precede
     befores = list(dict.fromkeys(a for a, _ in pairs))
     seen: set[str] = set()
@@ -323,6 +352,7 @@ def grounding_targets(e: Event, literal: bool, acts: frozenset[str] | None = Non
 def grounding_flags(job: Job, steps: list[Step], cfg: Settings) -> tuple[list[dict[str, Any]], int, int]:
     """(flags, edited paths, edits that record no path)."""
     literal = cfg.literal
+    match = matcher(job, literal)
     assert job.trajectory is not None
     cwd = None if literal else job.trajectory.meta.get("cwd")
     cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
@@ -335,7 +365,7 @@ def grounding_flags(job: Job, steps: list[Step], cfg: Settings) -> tuple[list[di
     with_path = without_path = 0
     for s in steps:
         e = s.event
-        acts = None if literal else actions(e)
+        acts = None if literal else match.acts(e)
         looked, edited = grounding_targets(e, literal, acts)
         seen.update(q for q in map(norm, looked) if q)
         # acts is None in literal mode only
@@ -423,7 +453,7 @@ def out_of_order(job: Job, cfg: Settings) -> Finding:
     data = {**_base(job, steps, cfg), "must_precede": [list(p) for p in cfg.rules.must_precede]}
     if not cfg.rules.must_precede:
         return Finding.na("no order_constraints.must_precede configured (set them in --trajaudit-rules)", data)
-    flags = order_flags(steps, cfg)
+    flags = order_flags(steps, cfg, matcher(job, cfg.literal))
     return _finding("out_of_order", flags, data, cfg,
                     f"all {len(cfg.rules.must_precede)} ordering constraint(s) respected in {len(steps)} steps")
 
