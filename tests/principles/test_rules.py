@@ -350,3 +350,31 @@ def test_hooklib_literal_delivery_reads_each_lines_ok():
     assert run("TG-4", j).data["delivered"] is False
     k = _hook_job({"event": "PostToolUse", "tool_name": "Bash", "command": "make", "ok": False})
     assert run("TG-4", k, cfg(literal=True)).data["delivered"] is False
+
+
+def test_the_five_checks_share_one_reading_of_a_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TG-1..TG-5 of one job build its steps once and read each call's rule names and actions once (a 10,000-run
+    traces.json runs the five checks on every run), and give the same findings as fresh readings would."""
+    from pytest_trajaudit.principles import rules
+
+    settings = cfg(forbidden_tools=("WebFetch",), must_precede=(("Bash", "Edit"),), step_budget=2)
+    j = claude_job(("Read", {"file_path": "/app/a.py"}), ("Edit", {"file_path": "/app/b.py"}),
+                   ("WebFetch", {"url": "https://x"}), ("Bash", {"command": "cat /app/b.py"}))
+    counts = {"steps": 0, "actions": 0}
+    real_steps, real_actions = rules._steps_of, rules.actions
+
+    def steps_of(*a):
+        counts["steps"] += 1
+        return real_steps(*a)
+
+    def actions(e):
+        counts["actions"] += 1
+        return real_actions(e)
+
+    monkeypatch.setattr(rules, "_steps_of", steps_of)
+    monkeypatch.setattr(rules, "actions", actions)
+    shared = [run(code, j, settings) for code in TG]
+    assert counts == {"steps": 1, "actions": 4}  # one list of steps, one reading of each of the 4 calls
+    fresh = [run(code, dataclasses.replace(j, cache={}), settings) for code in TG]
+    assert [(f.status, f.evidence, f.data) for f in shared] == [(f.status, f.evidence, f.data) for f in fresh]
+    assert [f.status for f in shared] == ["FAIL", "WARN", "PASS", "WARN", "WARN"]
