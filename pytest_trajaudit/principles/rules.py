@@ -66,9 +66,9 @@ def steps_of(job: Job, literal: bool = False) -> list[Step]:
     audit log in literal mode: one step per log line, as the original counts them (a PreToolUse and a
     PostToolUse line of one call are 2 steps), each ok unless its line says ``"ok": false``. Made once per job
     and mode, shared by the five checks (read-only)."""
-    key = ("rules.steps", literal)
+    key = "rules.steps.literal" if literal else "rules.steps"
     got = job.cache.get(key)
-    if got is None:
+    if not isinstance(got, list):
         got = job.cache[key] = _steps_of(job, literal)
     return got
 
@@ -193,7 +193,7 @@ class Matcher:
 
 def matcher(job: Job, literal: bool) -> Matcher:
     """The job's :class:`Matcher` for ``literal`` (event indexes are the job's own)."""
-    key = ("rules.matcher", literal)
+    key = "rules.matcher.literal" if literal else "rules.matcher"
     got = job.cache.get(key)
     if not isinstance(got, Matcher):
         got = job.cache[key] = Matcher(literal)
