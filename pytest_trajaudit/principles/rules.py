@@ -228,8 +228,7 @@ def forbidden_flags(job: Job, steps: list[Step], cfg: Settings) -> list[dict[str
     return flags
 
 
-def order_flags(steps: list[Step], cfg: Settings, match: Matcher | None = None) -> list[dict[str, Any]]:
-    match = match if match is not None else Matcher(cfg.literal)
+def order_flags(steps: list[Step], cfg: Settings, match: Matcher) -> list[dict[str, Any]]:
     pairs = cfg.rules.must_precede
     befores = list(dict.fromkeys(a for a, _ in pairs))
     seen: set[str] = set()

@@ -24,7 +24,6 @@ from ..aggregate.verdicts import (
 )
 from ..judges.stats import Totals
 from ..records import PrVerdict, RollupJob, Summary, SummaryJob
-from ..scan.redact import clean_text
 from . import tracegrader
 from .audit import Deferred, build_audit, trace_grader_block, write_json_atomic, write_text_atomic
 from .html import render as render_html
@@ -33,12 +32,6 @@ from .paths import job_paths, safe_component
 
 MAX_TERMINAL_JOBS = 30
 DETAIL_OMITS = ("job", "code", "meta", "loads")  # a record's fields that its job entry already holds
-
-
-def _audit_name(meta: Any) -> str:
-    """The file name of the audit JSON of a job with ``meta``: its ``config`` as :func:`~.audit.build_audit` puts it
-    in the audit (redacted), as one file-name component."""
-    return f"audit-{safe_component(clean_text(meta.get('config') or 'agent'))}.json"
 
 
 def _today() -> str:
@@ -185,22 +178,22 @@ class Rollup:
     def verdicts(self, new_only: bool = False) -> Verdicts:
         """Each job's (verdict, reasons). A waived finding does not count; with ``new_only`` neither does a
         finding the baseline already had (review.py). Neither touches a job's error or missing principles."""
-        return {job_id: self._verdict_of(job_id, new_only) for job_id in sorted(self.jobs)}
-
-    def _verdict_of(self, job_id: str, new_only: bool = False) -> tuple[str, list[str]]:
-        """One job's (verdict, reasons), as :meth:`verdicts` gives it."""
         from .review import discounted
 
-        j = self.jobs[job_id]
-        skip = discounted(job_id, j["records"], self.baseline if new_only else None)
-        outcomes = {}
-        for c, r in j["records"].items():
-            if c in skip:
-                continue
-            role, na_warns = self._role(c, r)
-            outcomes[c] = Outcome(r["status"], r.get("tier", ""), role, r.get("evidence", ""),
-                                  bool((r.get("data") or {}).get("flipped_signal")), na_warns)
-        return job_verdict(outcomes, error=j["error"], oracle=bool(j["meta"].get("oracle")), missing=j.get("missing"))
+        out = {}
+        for job_id in sorted(self.jobs):
+            j = self.jobs[job_id]
+            outcomes = {}
+            skip = discounted(job_id, j["records"], self.baseline if new_only else None)
+            for c, r in j["records"].items():
+                if c in skip:
+                    continue
+                role, na_warns = self._role(c, r)
+                outcomes[c] = Outcome(r["status"], r.get("tier", ""), role, r.get("evidence", ""),
+                                      bool((r.get("data") or {}).get("flipped_signal")), na_warns)
+            out[job_id] = job_verdict(outcomes, error=j["error"], oracle=bool(j["meta"].get("oracle")),
+                                      missing=j.get("missing"))
+        return out
 
     def summary(self, deferred_detail: bool = False, verdicts: Verdicts | None = None) -> Summary:
         """summary.json as a dict. Each job's ``detail`` is a plain dict, or with ``deferred_detail`` a
@@ -357,7 +350,8 @@ class Rollup:
             j = self.jobs[job_id]
             audit = build_audit(job_id, j["meta"], j["records"], verdict, reasons, keys, j["error"],
                                 j.get("advisor_error"))
-            write_json_atomic(out_dir / "jobs" / rels[job_id] / _audit_name(j["meta"]), audit, base=out_dir)
+            write_json_atomic(out_dir / "jobs" / rels[job_id] / f"audit-{safe_component(audit['config'])}.json",
+                              audit, base=out_dir)
         write_json_atomic(out_dir / "summary.json", summary, base=out_dir)
         write_text_atomic(out_dir / "report.md", render_markdown(summary, self.jobs, _today()), base=out_dir)
         write_text_atomic(out_dir / "report.html", render_html(summary), base=out_dir)
