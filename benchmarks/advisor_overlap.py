@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             traj = att / "agent" / "trajectory.jsonl"
             size = traj.stat().st_size / 1e6
             side = task_side(task, DEFAULT_LAYOUT)
-            text, kind = read_trajectory(traj)
+            text, _kind, _events = read_trajectory(traj)
             hits = prepare(text, side, judged=False, reward=1.0, reward_source="result.json").state["mechanical"]
             t_scan = best(lambda text=text, side=side: prepare(text, side, judged=False, reward=1.0,
                                                               reward_source="result.json"), args.repeat)

@@ -45,7 +45,9 @@ def main() -> None:
                                       else ok({"verdict": "fair", "reason": "x"}))
     env = {**os.environ, "JUDGE_API_KEY": os.environ.get("JUDGE_API_KEY", "sk-bench-0000000000000000")}
     base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:anyio", "-c", os.devnull,
-            f"--rootdir={work}", "--trajaudit=runs"]
+            f"--rootdir={work}", f"--basetemp={work / 'basetemp'}", "--trajaudit=runs"]
+    # (an explicit --basetemp: otherwise xdist's controller has pytest delete old /tmp/pytest-of-<user>/pytest-N
+    # directories first, which after a large test suite takes longer than the runs measured here)
     judge = ["--trajaudit-judge=bench-model", f"--trajaudit-judge-base-url={server.url}"]
 
     def run(label: str, *extra: str) -> None:
